@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { expressMiddleware } from '@as-integrations/express5';
+import { GraphQLError } from 'graphql';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
+import type Redis from 'ioredis';
+import { Gate } from './auth/gate';
+import type { Config } from './config';
+import { createContext } from './context';
+import { internalProblem, problem, sendProblem } from './errors/problem';
+import { buildSchema } from './graphql/schema';
+import { createApollo } from './graphql/server';
+import { scrubUrl, type Logger } from './logger';
+import { RequestLimiter } from './rate-limit/limiter';
+import { createFacade } from './rest/facade';
+import { routes } from './rest/routes';
+
+export interface AppDeps {
+  config: Config;
+  orm: MikroORM;
+  pool: Pool;
+  redis?: Redis;
+  logger: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const JSON_LIMIT = '1mb';
+
+function requestIds(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const given = req.get('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      logger.info({ requestId, method: req.method, url: scrubUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
+    next();
+  };
+}
+
+/** Body-parser and other thrown errors become problems; anything unknown is a logged 500. */
+function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const e = err as { type?: string; status?: number };
+    if (e.type === 'entity.too.large') return sendProblem(res, problem(413, `The request body exceeds ${JSON_LIMIT}`));
+    if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'The request body is not valid JSON', [{ pointer: '/', detail: 'Malformed JSON' }]));
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+      return sendProblem(res, problem(415, 'The request body encoding is not supported'));
+    }
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      return sendProblem(res, problem(e.status === 413 ? 413 : 400, 'The request could not be read'));
+    }
+    logger.error({ requestId: res.locals.requestId, err }, 'unhandled error');
+    sendProblem(res, internalProblem(res.locals.requestId));
+  };
+}
+
+export async function createApp(deps: AppDeps) {
+  const { config, orm, pool, redis, logger } = deps;
+  const schema = buildSchema();
+  const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
+  const gate = new Gate(
+    pool,
+    new RequestLimiter({ pg: pool, redis }, 'key'),
+    new RequestLimiter({ pg: pool, redis }, 'authfail', config.authFailureWindowSeconds),
+    config,
+  );
+  const apollo = createApollo(schema, logger, config.graphqlSandbox);
+  await apollo.start();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('query parser', 'simple');
+  app.use(requestIds(logger));
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/ready', async (_req, res) => {
+    try {
+      await pool.query('select 1');
+      res.json({ status: 'ready' });
+    } catch {
+      sendProblem(res, problem(503, 'The database is not reachable'));
+    }
+  });
+
+  const v1 = express.Router();
+  v1.use(async (req, res, next) => {
+    const outcome = await gate.check(req, res);
+    if (outcome.ok) {
+      res.locals.caller = outcome.caller;
+      return next();
+    }
+    if (outcome.retryAfter !== undefined) res.setHeader('Retry-After', String(outcome.retryAfter));
+    sendProblem(res, problem(outcome.status, outcome.detail));
+  });
+  v1.use(express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'] }));
+  v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
+  app.use('/api/v1', v1);
+
+  app.use(
+    '/graphql',
+    express.json({ limit: JSON_LIMIT }),
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => {
+        const outcome = await gate.check(req, res, true);
+        if (!outcome.ok) {
+          const headers = new Map<string, string>();
+          if (outcome.retryAfter !== undefined) headers.set('retry-after', String(outcome.retryAfter));
+          const code = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 429: 'RATE_LIMITED', 503: 'UNAVAILABLE' }[outcome.status];
+          throw new GraphQLError(outcome.detail, { extensions: { code, http: { status: outcome.status, headers } } });
+        }
+        return createContext(em, outcome.caller, res.locals.requestId);
+      },
+    }),
+  );
+
+  app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
+  app.use(errorHandler(logger));
+
+  return { app, close: () => apollo.stop() };
+}

@@ -1,0 +1,80 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Pool } from 'pg';
+import type { Caller } from '../context';
+import { isUnavailable } from '../errors/unavailable';
+import { RequestLimiter, StoreUnavailableError } from '../rate-limit/limiter';
+import { findKey } from './authenticate';
+
+export interface GateConfig {
+  rateLimitPerHour: number;
+  authFailuresPerWindow: number;
+  adminToken: string | undefined;
+}
+
+export type GateOutcome =
+  | { ok: true; caller?: Caller }
+  | { ok: false; status: 401 | 403 | 429 | 503; detail: string; retryAfter?: number };
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Header `X-API-Key` wins over query `api_key` (API-DECISIONS.md). */
+export function presentedKey(req: Request): string | undefined {
+  const header = req.get('x-api-key');
+  if (header !== undefined) return header;
+  const query = req.query.api_key;
+  return typeof query === 'string' ? query : undefined;
+}
+
+/**
+ * Authenticates a request and counts it against its key's hourly budget. Shared by
+ * the REST facade and /graphql, so both enforce the same keys and limits.
+ */
+export class Gate {
+  constructor(
+    private readonly pool: Pool,
+    private readonly limiter: RequestLimiter,
+    private readonly failures: RequestLimiter,
+    private readonly config: GateConfig,
+  ) {}
+
+  isOperator(req: Request): boolean {
+    const auth = req.get('authorization');
+    if (!auth || !this.config.adminToken || !auth.startsWith('Bearer ')) return false;
+    return timingSafeEqual(digest(auth.slice(7).trim()), digest(this.config.adminToken));
+  }
+
+  /** `optional`: no credential at all passes without a caller (GraphQL introspection). */
+  async check(req: Request, res: Response, optional = false): Promise<GateOutcome> {
+    try {
+      if (this.isOperator(req)) return { ok: true, caller: { kind: 'operator' } };
+      const plain = presentedKey(req);
+      if (plain === undefined || plain === '') {
+        return optional ? { ok: true } : { ok: false, status: 401, detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
+      }
+      const key = await findKey(this.pool, plain);
+      if (!key) {
+        // Failed attempts are limited per client address, so keys cannot be guessed.
+        const verdict = await this.failures.consume(req.ip ?? 'unknown', this.config.authFailuresPerWindow);
+        if (!verdict.allowed) {
+          return { ok: false, status: 429, detail: 'Too many failed authentication attempts from this address', retryAfter: verdict.retryAfter };
+        }
+        return { ok: false, status: 401, detail: 'The API key is not valid' };
+      }
+      if (key.revoked) return { ok: false, status: 403, detail: 'The API key has been revoked' };
+      const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);
+      res.setHeader('X-RateLimit-Limit', String(verdict.limit));
+      res.setHeader('X-RateLimit-Remaining', String(verdict.remaining));
+      res.setHeader('X-RateLimit-Reset', String(verdict.reset));
+      if (!verdict.allowed) {
+        return { ok: false, status: 429, detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter };
+      }
+      return { ok: true, caller: { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes } };
+    } catch (err) {
+      if (err instanceof StoreUnavailableError || isUnavailable(err)) {
+        return { ok: false, status: 503, detail: 'The service is temporarily unavailable; try again shortly.' };
+      }
+      throw err;
+    }
+  }
+}

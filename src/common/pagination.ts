@@ -1,0 +1,110 @@
+import { ArgsType, ClassType, Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Checks } from './validate';
+
+export enum SortDirection {
+  ASC = 'ASC',
+  DESC = 'DESC',
+}
+registerEnumType(SortDirection, { name: 'SortDirection' });
+
+export const MAX_LIMIT = 100;
+export const DEFAULT_LIMIT = 20;
+
+export interface SortSpec<F extends string = string> {
+  field: F;
+  direction?: SortDirection;
+}
+
+export interface PageArgs<F extends string = string> {
+  limit?: number;
+  skip?: number;
+  sort?: SortSpec<F>[];
+}
+
+export interface Page<T> {
+  results: T[];
+  limit: number;
+  skip: number;
+  size: number;
+  hasNextPage: boolean;
+}
+
+/** A `{ field, direction }` input and the paginated args for one resource's sortable fields. */
+export function sortableArgs<E extends Record<string, string>>(name: string, fields: E) {
+  registerEnumType(fields, { name: `${name}SortField` });
+
+  @InputType(`${name}Sort`)
+  class Sort {
+    @Field(() => fields)
+    field!: E[keyof E];
+
+    @Field(() => SortDirection, { defaultValue: SortDirection.ASC })
+    direction?: SortDirection;
+  }
+
+  @ArgsType()
+  class Args implements PageArgs<E[keyof E]> {
+    @Field(() => Int, { nullable: true, description: `1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}.` })
+    limit?: number;
+
+    @Field(() => Int, { nullable: true, description: 'Zero-based offset, default 0.' })
+    skip?: number;
+
+    @Field(() => [Sort], {
+      nullable: true,
+      description: 'Later entries break ties of earlier ones; ties end with createdAt ASC, then id ASC.',
+    })
+    sort?: Sort[];
+  }
+  return Args;
+}
+
+export function pageOf<T extends object>(item: ClassType<T>, name: string) {
+  @ObjectType(`${name}Page`)
+  class PageType implements Page<T> {
+    @Field(() => [item])
+    results!: T[];
+
+    @Field(() => Int)
+    limit!: number;
+
+    @Field(() => Int)
+    skip!: number;
+
+    @Field(() => Int, { description: 'Number of records in this page.' })
+    size!: number;
+
+    @Field({ description: 'Whether a further page exists.' })
+    hasNextPage!: boolean;
+  }
+  return PageType;
+}
+
+/** Checks limit/skip and returns the window plus an ORDER BY that never ties. */
+export function pageWindow(args: PageArgs) {
+  const checks = new Checks();
+  const limit = args.limit ?? DEFAULT_LIMIT;
+  const skip = args.skip ?? 0;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    checks.add(['limit'], `limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  if (!Number.isInteger(skip) || skip < 0) checks.add(['skip'], 'skip must be an integer of at least 0');
+  checks.done();
+  const orderBy: Record<string, 'asc' | 'desc'>[] = [];
+  const seen = new Set<string>();
+  for (const s of args.sort ?? []) {
+    if (seen.has(s.field)) continue;
+    seen.add(s.field);
+    orderBy.push({ [s.field]: s.direction === SortDirection.DESC ? 'desc' : 'asc' });
+  }
+  if (!seen.has('createdAt')) orderBy.push({ createdAt: 'asc' });
+  orderBy.push({ id: 'asc' });
+  return { limit, skip, orderBy };
+}
+
+/** Rows were fetched with limit + 1 to learn whether another page exists without a count. */
+export function toPage<T>(rows: T[], limit: number, skip: number): Page<T> {
+  const hasNextPage = rows.length > limit;
+  const results = hasNextPage ? rows.slice(0, limit) : rows;
+  return { results, limit, skip, size: results.length, hasNextPage };
+}

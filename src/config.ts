@@ -1,0 +1,83 @@
+import path from 'node:path';
+
+/** The only reader of process.env: parsed and validated once, at start-up. */
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  databaseUrl: string | undefined;
+  embeddedPgDir: string;
+  embeddedPgPort: number;
+  adminToken: string | undefined;
+  redisUrl: string | undefined;
+  publicBaseUrl: string | undefined;
+  rateLimitPerHour: number;
+  authFailuresPerWindow: number;
+  authFailureWindowSeconds: number;
+  graphqlSandbox: boolean;
+  logLevel: string;
+  dbPoolMax: number;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use one of ${protocols.join(', ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const adminToken = env.ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL "${logLevel}" is not a pino level`);
+  }
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  return {
+    nodeEnv: env.NODE_ENV || 'development',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    embeddedPgDir: path.resolve(env.EMBEDDED_PG_DIR || '.data/pg'),
+    embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
+    adminToken,
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    publicBaseUrl: publicBaseUrl?.replace(/\/+$/, ''),
+    rateLimitPerHour: int(env, 'RATE_LIMIT_PER_HOUR', 1000, 1, 10_000_000),
+    authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 100, 1, 1_000_000),
+    authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
+    graphqlSandbox: bool(env, 'GRAPHQL_SANDBOX', true),
+    logLevel,
+    dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+  };
+}

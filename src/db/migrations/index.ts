@@ -1,0 +1,6 @@
+import { Migration20261122000000_foundation } from './Migration20261122000000_foundation';
+
+/** Applied in this order at start-up; add new migrations at the end. */
+export const migrationsList = [
+  { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
+];

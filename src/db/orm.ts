@@ -1,0 +1,26 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities';
+import { migrationsList } from './migrations';
+
+export function ormOptions(databaseUrl: string, poolMax = 10): Options {
+  return {
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    discovery: { disableDynamicFileAccess: true, requireEntitiesArray: true },
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },
+    pool: { min: 0, max: poolMax },
+    // The rate limiter's table is owned by rate-limiter-flexible's query shape.
+    schemaGenerator: { skipTables: ['rate_limits'] },
+    forceUtcTimezone: true,
+    debug: false,
+    allowGlobalContext: false,
+  };
+}
+
+export async function openOrm(databaseUrl: string, poolMax?: number, migrate = true): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax));
+  if (migrate) await orm.getMigrator().up();
+  return orm;
+}

@@ -1,0 +1,51 @@
+import { GraphQLError } from 'graphql';
+
+/** The closed set of failures the core reports; each maps to one HTTP status (see problem.ts). */
+export type ErrorCode =
+  | 'VALIDATION'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+/**
+ * One problem with one input value. `path` starts with the argument name
+ * (`['input', 'name']`, `['limit']`); the REST facade turns it into a JSON pointer.
+ */
+export interface FieldIssue {
+  path: (string | number)[];
+  detail: string;
+}
+
+export class AppError extends GraphQLError {
+  readonly code: ErrorCode;
+  readonly issues: FieldIssue[];
+
+  constructor(code: ErrorCode, message: string, issues: FieldIssue[] = []) {
+    super(message, { extensions: { code, ...(issues.length ? { errors: issues } : {}) } });
+    this.code = code;
+    this.issues = issues;
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
+
+export const invalid = (issues: FieldIssue[]): AppError =>
+  new AppError('VALIDATION', issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues);
+
+export const conflict = (path: (string | number)[], detail: string): AppError =>
+  new AppError('CONFLICT', detail, [{ path, detail }]);
+
+/** Finds the AppError behind a GraphQL error, however deeply graphql-js wrapped it. */
+export function appErrorOf(error: unknown): AppError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof AppError) return current;
+    current = (current as { originalError?: unknown }).originalError;
+  }
+  return undefined;
+}

@@ -1,0 +1,17 @@
+import { ConnectionException } from '@mikro-orm/core';
+
+const CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003']);
+
+/** True when the error means the database (or another store) is unreachable: a 503, not a bug. */
+export function isUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 6; depth++) {
+    if (current instanceof ConnectionException) return true;
+    const code = (current as { code?: string }).code;
+    if (code && CODES.has(code)) return true;
+    const message = (current as { message?: string }).message ?? '';
+    if (/Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(message)) return true;
+    current = (current as { originalError?: unknown; cause?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,39 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import type { Context } from '../context';
+import { appErrorOf } from '../errors/app-error';
+import { isUnavailable } from '../errors/unavailable';
+import type { Logger } from '../logger';
+
+/**
+ * Errors keep their code; anything unexpected is logged and reported without
+ * internals (no stack, SQL or message of the underlying exception).
+ */
+function formatError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const appError = appErrorOf(error);
+    if (appError) return { ...formatted, extensions: { ...appError.extensions } };
+    const original = (error as GraphQLError)?.originalError;
+    if (!original || original instanceof GraphQLError) return formatted;
+    if (isUnavailable(original)) {
+      return { message: 'The service is temporarily unavailable', path: formatted.path, extensions: { code: 'UNAVAILABLE' } };
+    }
+    logger.error({ err: original, path: formatted.path }, 'graphql resolver failed');
+    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}
+
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean): ApolloServer<Context> {
+  const plugins: ApolloServerPlugin<Context>[] = [
+    sandbox ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
+  ];
+  return new ApolloServer<Context>({
+    schema,
+    introspection: sandbox,
+    includeStacktraceInErrorResponses: false,
+    formatError: formatError(logger),
+    plugins,
+  });
+}

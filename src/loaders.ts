@@ -1,0 +1,26 @@
+import DataLoader from 'dataloader';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from './context';
+import { Group } from './modules/groups/group.entity';
+
+/**
+ * Per-request DataLoaders. They are built for one caller, so every batch is
+ * scoped to that caller's community: a loader can never return a foreign row.
+ */
+export interface Loaders {
+  group: DataLoader<string, Group | undefined>;
+}
+
+export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[]): (T | undefined)[] {
+  const map = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => map.get(id));
+}
+
+export function createLoaders(em: EntityManager, caller: Caller | undefined): Loaders {
+  const communityId = caller?.kind === 'key' ? caller.communityId : '00000000-0000-0000-0000-000000000000';
+  return {
+    group: new DataLoader(async (ids) =>
+      byIds(await em.find(Group, { id: { $in: [...ids] }, communityId }), ids),
+    ),
+  };
+}

@@ -1,0 +1,60 @@
+import { Entity, OptionalProps, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { newId } from '../../common/ids';
+
+export enum GroupState {
+  ORIGINAL = 'ORIGINAL',
+  ARCHIVED = 'ARCHIVED',
+}
+registerEnumType(GroupState, { name: 'GroupState', description: 'ORIGINAL on creation; archive/restore move between the two.' });
+
+@ObjectType({ description: 'A named group of a community, with an ordered list of memberships.' })
+@Entity({ tableName: 'groups' })
+@Unique({ name: 'groups_community_external_id_unique', properties: ['communityId', 'externalId'] })
+@Index({ name: 'groups_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })
+export class Group {
+  [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'membershipCount' | 'state' | 'isVisibleInApp';
+
+  @Field(() => ID)
+  @PrimaryKey({ type: 'uuid' })
+  id: string = newId();
+
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 128, nullable: true })
+  externalId?: string | null;
+
+  @Field()
+  @Property({ length: 256 })
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  about?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'A hash sign followed by six hexadecimal digits.' })
+  @Property({ length: 7, nullable: true })
+  color?: string | null;
+
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  membershipCount: number = 0;
+
+  @Field()
+  @Property({ type: 'boolean' })
+  isVisibleInApp: boolean = true;
+
+  @Field(() => GroupState)
+  @Enum({ items: () => GroupState, nativeEnumName: undefined })
+  state: GroupState = GroupState.ORIGINAL;
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  createdAt: Date = new Date();
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  modifiedAt: Date = new Date();
+}

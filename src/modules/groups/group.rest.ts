@@ -1,0 +1,62 @@
+import type { RouteSpec } from '../../rest/route';
+
+const GROUP = `fragment GroupFields on Group {
+  id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt
+}`;
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+
+export const groupRoutes: RouteSpec[] = [
+  {
+    operationId: 'getGroups',
+    summary: 'Get groups',
+    method: 'GET',
+    path: '/groups',
+    resource: 'groups',
+    status: 200,
+    list: true,
+    document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!]) {
+      result: groups(limit: $limit, skip: $skip, sort: $sort) { results { ...GroupFields } limit skip size hasNextPage }
+    } ${GROUP}`,
+  },
+  {
+    operationId: 'addGroup',
+    summary: 'Add group',
+    method: 'POST',
+    path: '/groups',
+    resource: 'groups',
+    status: 201,
+    body: 'input',
+    document: `mutation addGroup($input: CreateGroupInput!) { result: createGroup(input: $input) { id externalId } }`,
+  },
+  {
+    operationId: 'getGroup',
+    summary: 'Get group',
+    method: 'GET',
+    path: '/groups/:identifier',
+    resource: 'groups',
+    status: 200,
+    refs: ref,
+    document: `query getGroup($ref: RecordRef!) { result: group(ref: $ref) { ...GroupFields } } ${GROUP}`,
+  },
+  {
+    operationId: 'updateGroup',
+    summary: 'Update group',
+    method: 'PATCH',
+    path: '/groups/:identifier',
+    resource: 'groups',
+    status: 204,
+    refs: ref,
+    body: 'input',
+    document: `mutation updateGroup($ref: RecordRef!, $input: UpdateGroupInput!) { result: updateGroup(ref: $ref, input: $input) { id } }`,
+  },
+  {
+    operationId: 'deleteGroup',
+    summary: 'Delete group',
+    method: 'DELETE',
+    path: '/groups/:identifier',
+    resource: 'groups',
+    status: 204,
+    refs: ref,
+    document: `mutation deleteGroup($ref: RecordRef!) { result: deleteGroup(ref: $ref) }`,
+  },
+];

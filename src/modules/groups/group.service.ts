@@ -1,0 +1,96 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { refWhere, type RecordRef } from '../../common/ref';
+import { mapUnique } from '../../common/unique';
+import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { notFound } from '../../errors/app-error';
+import { Group, GroupState } from './group.entity';
+import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
+
+const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
+
+function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
+  new Checks(['input'])
+    .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
+    .string('name', input.name, { min: 1, max: 256 })
+    .string('about', input.about, { max: 2048, nullable: true })
+    .string('color', input.color, { ...COLOR, nullable: true })
+    .notNull('isVisibleInApp', input.isVisibleInApp)
+    .done();
+}
+
+const EXTERNAL_ID_TAKEN = {
+  groups_community_external_id_unique: { path: ['input', 'externalId'], detail: 'externalId is already used by another group' },
+};
+
+export class GroupService {
+  constructor(private readonly em: EntityManager) {}
+
+  async list(communityId: string, args: GroupListArgs): Promise<Page<Group>> {
+    const { limit, skip, orderBy } = pageWindow(args);
+    const rows = await this.em.find(Group, { communityId }, { orderBy, limit: limit + 1, offset: skip });
+    return toPage(rows, limit, skip);
+  }
+
+  async find(communityId: string, ref: RecordRef): Promise<Group | null> {
+    const where = refWhere(ref);
+    return where ? this.em.findOne(Group, { ...where, communityId }) : null;
+  }
+
+  /** 404, not 403, for another community's group: do not reveal that it exists. */
+  async get(communityId: string, ref: RecordRef): Promise<Group> {
+    const group = await this.find(communityId, ref);
+    if (!group) throw notFound('Group');
+    return group;
+  }
+
+  async create(communityId: string, input: CreateGroupInput): Promise<Group> {
+    checkInput(input);
+    const group = this.em.create(Group, {
+      communityId,
+      externalId: input.externalId ?? null,
+      name: input.name,
+      about: input.about ?? null,
+      color: input.color ?? null,
+      isVisibleInApp: input.isVisibleInApp ?? true,
+    });
+    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
+    return group;
+  }
+
+  async update(communityId: string, ref: RecordRef, input: UpdateGroupInput): Promise<Group> {
+    checkInput(input);
+    const group = await this.get(communityId, ref);
+    const fields = ['externalId', 'name', 'about', 'color', 'isVisibleInApp'] as const;
+    let changed = false;
+    for (const field of fields) {
+      const value = input[field];
+      if (value !== undefined && group[field] !== value) {
+        (group as unknown as Record<string, unknown>)[field] = value;
+        changed = true;
+      }
+    }
+    if (changed) {
+      group.modifiedAt = new Date();
+      await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
+    }
+    return group;
+  }
+
+  async remove(communityId: string, ref: RecordRef): Promise<boolean> {
+    const where = refWhere(ref);
+    const deleted = where ? await this.em.nativeDelete(Group, { ...where, communityId }) : 0;
+    if (!deleted) throw notFound('Group');
+    return true;
+  }
+
+  async setState(communityId: string, ref: RecordRef, state: GroupState): Promise<Group> {
+    const group = await this.get(communityId, ref);
+    if (group.state !== state) {
+      group.state = state;
+      group.modifiedAt = new Date();
+      await this.em.flush();
+    }
+    return group;
+  }
+}

@@ -1,0 +1,121 @@
+import express, { type Request, type Response, type Router } from 'express';
+import { execute, type GraphQLSchema } from 'graphql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createContext, type Caller } from '../context';
+import { appErrorOf } from '../errors/app-error';
+import { isUnavailable } from '../errors/unavailable';
+import { internalProblem, problem, sendProblem, STATUS } from '../errors/problem';
+import type { Logger } from '../logger';
+import { checkInputValue } from './input-check';
+import { compileRoutes, type CompiledRoute } from './compile';
+import { listLinks } from './links';
+import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
+import type { RouteSpec } from './route';
+
+export interface FacadeDeps {
+  schema: GraphQLSchema;
+  em: EntityManager;
+  logger: Logger;
+  publicBaseUrl: string | undefined;
+}
+
+const KEY_VALUES = ['id', 'externalId'];
+
+function hasBody(req: Request): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** Turns the request into the operation's variables; every problem is collected with its pointer. */
+function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[]) {
+  const variables: Record<string, unknown> = {};
+  const sources = new Map<string, string>();
+  for (const [name, binding] of Object.entries(route.refs ?? {})) {
+    const value = req.params[binding.param] as string;
+    sources.set(name, `#/path/${binding.param}`);
+    let by = 'id';
+    if (binding.keyParam) {
+      by = single(req, binding.keyParam, issues) ?? 'id';
+      if (!KEY_VALUES.includes(by)) {
+        issues.push({ pointer: `#/query/${binding.keyParam}`, detail: `${binding.keyParam} must be id or externalId` });
+      }
+    }
+    variables[name] = by === 'externalId' ? { externalId: value } : { id: value };
+  }
+  if (route.refs && !Object.values(route.refs).some((b) => b.keyParam === 'key')) {
+    const key = single(req, 'key', issues);
+    if (key !== undefined && key !== 'id') {
+      issues.push({ pointer: '#/query/key', detail: 'These records are addressed by id only; key must be id or absent' });
+    }
+  }
+  if (route.list) {
+    for (const name of ['limit', 'skip'] as const) {
+      variables[name] = intParam(req, name, issues);
+      sources.set(name, `#/query/${name}`);
+    }
+    variables.sort = sortParam(req, route.sortFields, issues);
+    sources.set('sort', '#/query/sort');
+  }
+  if (route.body) {
+    sources.set(route.body, 'body');
+    let body: unknown = req.body;
+    if (!hasBody(req)) body = {};
+    else if (!req.is(['application/json', 'application/*+json'])) {
+      issues.push({ pointer: '/', detail: 'The body must be JSON (Content-Type: application/json)' });
+    }
+    if (body !== undefined && issues.every((i) => i.pointer !== '/')) {
+      for (const issue of checkInputValue(route.variableTypes.get(route.body)!, body)) {
+        issues.push({ pointer: bodyPointer(issue.path) || '/', detail: issue.detail });
+      }
+    }
+    variables[route.body] = body;
+  }
+  return { variables, sources };
+}
+
+export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
+  const router = express.Router();
+  for (const route of compileRoutes(deps.schema, specs)) {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+    router[method](route.path, async (req: Request, res: Response) => {
+      const issues: QueryIssue[] = [];
+      const { variables, sources } = bindVariables(route, req, issues);
+      if (issues.length) {
+        sendProblem(res, problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
+        return;
+      }
+      const caller = res.locals.caller as Caller;
+      const contextValue = createContext(deps.em, caller, res.locals.requestId);
+      const result = await execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue });
+      if (result.errors?.length) {
+        const error = result.errors[0];
+        const appError = appErrorOf(error);
+        if (appError) {
+          const errors = appError.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
+          sendProblem(res, problem(STATUS[appError.code], appError.message, errors));
+        } else if (isUnavailable(error)) {
+          sendProblem(res, problem(503, 'The service is temporarily unavailable; try again shortly.'));
+        } else {
+          deps.logger.error({ requestId: res.locals.requestId, err: error.originalError ?? error }, 'operation failed');
+          sendProblem(res, internalProblem(res.locals.requestId));
+        }
+        return;
+      }
+      const data = (result.data as { result: Record<string, unknown> }).result;
+      if (route.status === 204) {
+        res.status(204).end();
+      } else if (route.list) {
+        const page = data as { results: unknown[]; limit: number; skip: number; size: number; hasNextPage: boolean };
+        res.status(200).json({
+          results: page.results,
+          _links: listLinks(req, deps.publicBaseUrl, page),
+          limit: page.limit,
+          skip: page.skip,
+          size: page.size,
+        });
+      } else {
+        res.status(route.status).json(data);
+      }
+    });
+  }
+  return router;
+}

@@ -1,0 +1,56 @@
+import type { Request } from 'express';
+import type { FieldIssue } from '../errors/app-error';
+
+export type QueryIssue = { pointer: string; detail: string };
+
+/** A query parameter given once, as text; repeated parameters are an error. */
+export function single(req: Request, name: string, issues: QueryIssue[]): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    issues.push({ pointer: `#/query/${name}`, detail: `${name} must be given once, as a plain value` });
+    return undefined;
+  }
+  return value;
+}
+
+export function intParam(req: Request, name: string, issues: QueryIssue[]): number | undefined {
+  const raw = single(req, name, issues);
+  if (raw === undefined) return undefined;
+  if (!/^-?\d{1,10}$/.test(raw) || Math.abs(Number(raw)) > 2 ** 31 - 1) {
+    issues.push({ pointer: `#/query/${name}`, detail: `${name} must be an integer` });
+    return undefined;
+  }
+  return Number(raw);
+}
+
+/** `name:desc,createdAt` -> [{ field: 'name', direction: 'DESC' }, { field: 'createdAt', direction: 'ASC' }] */
+export function sortParam(req: Request, allowed: string[], issues: QueryIssue[]) {
+  const raw = single(req, 'sort', issues);
+  if (raw === undefined) return undefined;
+  const specs: { field: string; direction: 'ASC' | 'DESC' }[] = [];
+  for (const part of raw.split(',')) {
+    const [field, direction = 'asc', ...rest] = part.trim().split(':');
+    if (!allowed.includes(field)) {
+      issues.push({ pointer: '#/query/sort', detail: `sort field "${field}" is not sortable; use one of ${allowed.join(', ')}` });
+    } else if (rest.length || !['asc', 'desc'].includes(direction.toLowerCase())) {
+      issues.push({ pointer: '#/query/sort', detail: `sort direction of "${field}" must be asc or desc` });
+    } else {
+      specs.push({ field, direction: direction.toLowerCase() === 'desc' ? 'DESC' : 'ASC' });
+    }
+  }
+  return specs;
+}
+
+const escape = (s: string | number) => String(s).replace(/~/g, '~0').replace(/\//g, '~1');
+
+export const bodyPointer = (path: (string | number)[]): string => (path.length ? '/' + path.map(escape).join('/') : '');
+
+/** Maps a core issue (path starting with the GraphQL argument) to where the REST client put the value. */
+export function pointerFor(issue: FieldIssue, sources: Map<string, string>): string {
+  const [arg, ...rest] = issue.path;
+  const source = sources.get(String(arg));
+  if (source === 'body') return bodyPointer(rest) || '/';
+  if (source) return source;
+  return bodyPointer(issue.path);
+}

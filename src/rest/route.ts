@@ -1,0 +1,30 @@
+import type { Resource } from '../auth/scopes';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** How a path identifier is read: `key`/`groupsKey` may switch it to the externalId (SPEC.md 4.1). */
+export interface RefBinding {
+  param: string;
+  /** Query parameter choosing id or externalId; null: id only (additional fields). */
+  keyParam: 'key' | 'groupsKey' | null;
+}
+
+/**
+ * One REST route = one static GraphQL operation. Its selection aliased `result`
+ * is the answer; variables come from path refs, the body and list parameters.
+ */
+export interface RouteSpec {
+  operationId: string;
+  summary: string;
+  method: Method;
+  /** Express path under /api/v1. */
+  path: string;
+  resource: Resource;
+  status: 200 | 201 | 202 | 204;
+  document: string;
+  refs?: Record<string, RefBinding>;
+  /** Variable receiving the JSON body. */
+  body?: string;
+  /** Binds `limit`, `skip` and `sort` and answers a list response with `_links`. */
+  list?: boolean;
+}

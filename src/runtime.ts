@@ -1,0 +1,59 @@
+import type { Server } from 'node:http';
+import { Pool } from 'pg';
+import Redis from 'ioredis';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { createApp } from './app';
+import type { Config } from './config';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
+import { openOrm } from './db/orm';
+import { createLogger, type Logger } from './logger';
+
+export interface Runtime {
+  app: import('express').Express;
+  orm: MikroORM;
+  pool: Pool;
+  redis?: Redis;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** With no DATABASE_URL, a real PostgreSQL runs embedded from .data/ (zero setup). */
+export async function resolveDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded?: EmbeddedServer }> {
+  if (config.databaseUrl) return { url: config.databaseUrl };
+  logger.info({ dir: config.embeddedPgDir, port: config.embeddedPgPort }, 'starting embedded PostgreSQL');
+  const embedded = await startEmbeddedPostgres({ dir: config.embeddedPgDir, port: config.embeddedPgPort });
+  const url = await ensureDatabase(embedded.url, 'community_api');
+  return { url, embedded };
+}
+
+export async function startRuntime(config: Config, databaseUrl: string, opts: { migrate?: boolean } = {}): Promise<Runtime> {
+  const logger = createLogger(config.logLevel);
+  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true);
+  const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  const { app, close } = await createApp({ config, orm, pool, redis, logger });
+  return {
+    app,
+    orm,
+    pool,
+    redis,
+    logger,
+    async close() {
+      await close();
+      redis?.disconnect();
+      await pool.end();
+      await orm.close(true);
+    },
+  };
+}
+
+export function listen(app: import('express').Express, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, () => resolve(server));
+    server.once('error', reject);
+  });
+}

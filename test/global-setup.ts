@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded';
+import { openOrm } from '../src/db/orm';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+let embedded: EmbeddedServer | undefined;
+let dir: string | undefined;
+
+/**
+ * One real PostgreSQL for the whole run: DATABASE_URL's server when set, else an
+ * embedded one. Each run gets a fresh database, migrated once here.
+ */
+export async function setup(project: TestProject) {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    dir = path.resolve('.data', `test-pg-${process.pid}`);
+    embedded = await startEmbeddedPostgres({ dir, port: await freePort(), fast: true, persistent: false });
+    adminUrl = embedded.url;
+  }
+  const url = await ensureDatabase(adminUrl, `capi_test_${Date.now()}_${process.pid}`);
+  const orm = await openOrm(url, 2, true);
+  await orm.close(true);
+  project.provide('databaseUrl', url);
+}
+
+export async function teardown() {
+  await embedded?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}

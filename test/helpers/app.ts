@@ -1,0 +1,55 @@
+import 'reflect-metadata';
+import request from 'supertest';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config';
+import { startRuntime, type Runtime } from '../../src/runtime';
+
+export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+
+export interface TestApp {
+  runtime: Runtime;
+  http: ReturnType<typeof request>;
+  /** Operator GraphQL call. */
+  operator<T = any>(query: string, variables?: Record<string, unknown>): Promise<T>;
+  /** A new community and a key for it. */
+  tenant(opts?: { scopes?: string[]; rateLimitPerHour?: number }): Promise<Tenant>;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  communityId: string;
+  key: string;
+  keyId: string;
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env });
+  const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false });
+  const http = request(runtime.app);
+  const operator = async (query: string, variables?: Record<string, unknown>) => {
+    const res = await http.post('/graphql').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ query, variables });
+    if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
+    return res.body.data;
+  };
+  const createKey = async (communityId: string, opts: { scopes?: string[]; rateLimitPerHour?: number } = {}) => {
+    const data = await operator(
+      'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { id key } }',
+      { input: { communityId, ...opts } },
+    );
+    return data.createApiKey as { id: string; key: string };
+  };
+  return {
+    runtime,
+    http,
+    operator,
+    async tenant(opts = {}) {
+      const data = await operator('mutation($input: CreateCommunityInput!) { createCommunity(input: $input) { id } }', {
+        input: { name: 'Test community' },
+      });
+      const communityId = data.createCommunity.id;
+      const key = await createKey(communityId, opts);
+      return { communityId, key: key.key, keyId: key.id };
+    },
+    close: () => runtime.close(),
+  };
+}
