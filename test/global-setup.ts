@@ -25,6 +25,7 @@ function freePort(): Promise<number> {
 
 let embedded: EmbeddedServer | undefined;
 let dir: string | undefined;
+let dropAfter: { adminUrl: string; name: string } | undefined;
 
 /**
  * One real PostgreSQL for the whole run: DATABASE_URL's server when set, else an
@@ -37,13 +38,22 @@ export async function setup(project: TestProject) {
     embedded = await startEmbeddedPostgres({ dir, port: await freePort(), fast: true, persistent: false });
     adminUrl = embedded.url;
   }
-  const url = await ensureDatabase(adminUrl, `capi_test_${Date.now()}_${process.pid}`);
+  const name = `capi_test_${Date.now()}_${process.pid}`;
+  const url = await ensureDatabase(adminUrl, name);
+  if (!embedded) dropAfter = { adminUrl, name };
   const orm = await openOrm(url, 2, true);
   await orm.close(true);
   project.provide('databaseUrl', url);
 }
 
 export async function teardown() {
+  if (dropAfter) {
+    const { Client } = await import('pg');
+    const client = new Client({ connectionString: dropAfter.adminUrl });
+    await client.connect();
+    await client.query(`drop database if exists "${dropAfter.name}" with (force)`).catch(() => undefined);
+    await client.end();
+  }
   await embedded?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 }

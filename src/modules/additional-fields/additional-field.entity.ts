@@ -1,0 +1,79 @@
+import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { newId } from '../../common/ids';
+
+export enum AdditionalFieldType {
+  TEXT = 'TEXT',
+}
+registerEnumType(AdditionalFieldType, { name: 'AdditionalFieldType' });
+
+export enum IconStyle {
+  REGULAR = 'REGULAR',
+  SOLID = 'SOLID',
+  BRANDS = 'BRANDS',
+}
+registerEnumType(IconStyle, { name: 'IconStyle', description: 'Font Awesome styles.' });
+
+@ObjectType()
+export class Icon {
+  @Field(() => IconStyle)
+  style!: IconStyle;
+
+  @Field({ description: '1-6 hexadecimal digits of a code point.' })
+  unicode!: string;
+}
+
+@ObjectType({ description: 'An extra field of a community; members carry values for it.' })
+@Entity({ tableName: 'additional_fields' })
+export class AdditionalField {
+  [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'isEditableByMember' | 'isMandatoryForMember' | 'isVisibleInApp';
+
+  @Field(() => ID)
+  @PrimaryKey({ type: 'uuid' })
+  id: string = newId();
+
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
+  @Field()
+  @Property({ length: 256 })
+  name!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 256, nullable: true })
+  placeholder?: string | null;
+
+  @Field(() => AdditionalFieldType)
+  @Enum({ items: () => AdditionalFieldType })
+  type!: AdditionalFieldType;
+
+  @Enum({ items: () => IconStyle, nullable: true })
+  iconStyle?: IconStyle | null;
+
+  @Property({ length: 6, nullable: true })
+  iconUnicode?: string | null;
+
+  @Field()
+  @Property({ type: 'boolean' })
+  isEditableByMember: boolean = true;
+
+  @Field()
+  @Property({ type: 'boolean' })
+  isMandatoryForMember: boolean = false;
+
+  @Field()
+  @Property({ type: 'boolean' })
+  isVisibleInApp: boolean = true;
+
+  @Field(() => Int)
+  @Property({ type: 'integer' })
+  orderNumber!: number;
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  createdAt: Date = new Date();
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  modifiedAt: Date = new Date();
+}

@@ -1,0 +1,53 @@
+import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Field, ID, ObjectType } from 'type-graphql';
+import { newId } from '../../common/ids';
+
+@ObjectType({ description: 'A member of a community.' })
+@Entity({ tableName: 'members' })
+export class Member {
+  [OptionalProps]?: 'createdAt' | 'modifiedAt';
+
+  @Field(() => ID)
+  @PrimaryKey({ type: 'uuid' })
+  id: string = newId();
+
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 128, nullable: true })
+  externalId?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 256, nullable: true })
+  firstName?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 256, nullable: true })
+  lastName?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ length: 320, nullable: true })
+  emailAddress?: string | null;
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  createdAt: Date = new Date();
+
+  @Field()
+  @Property({ type: 'timestamptz', length: 3 })
+  modifiedAt: Date = new Date();
+}
+
+/** One member's value for one additional field. */
+@Entity({ tableName: 'member_field_values' })
+export class MemberFieldValue {
+  @PrimaryKey({ type: 'uuid' })
+  memberId!: string;
+
+  @PrimaryKey({ type: 'uuid' })
+  fieldId!: string;
+
+  @Property({ type: 'text' })
+  value!: string;
+}
