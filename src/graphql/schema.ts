@@ -1,15 +1,15 @@
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchemaSync } from 'type-graphql';
 import { authChecker } from '../context';
-import { AdminResolver } from '../modules/communities/admin.resolver';
-import { GroupResolver } from '../modules/groups/group.resolver';
+import { modules } from '../modules';
+import type { Resolvers } from '../modules/module';
 
 let cached: GraphQLSchema | undefined;
 
 /** Built once per process: type-graphql metadata is global anyway. */
 export function buildSchema(): GraphQLSchema {
   cached ??= buildSchemaSync({
-    resolvers: [AdminResolver, GroupResolver],
+    resolvers: modules.flatMap((m) => m.resolvers) as Resolvers,
     authChecker,
     validate: false,
   });

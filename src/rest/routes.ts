@@ -1,5 +1,5 @@
-import { groupRoutes } from '../modules/groups/group.rest';
+import { modules } from '../modules';
 import type { RouteSpec } from './route';
 
-/** The whole REST contract at a glance: every /api/v1 route, in one table. */
-export const routes: RouteSpec[] = [...groupRoutes];
+/** Every /api/v1 route, in mounting order (each module lists literal segments before params). */
+export const routes: RouteSpec[] = modules.flatMap((m) => m.routes);

@@ -1,0 +1,3 @@
+import type { FeatureModule } from '../module';
+
+export const additionalFieldsModule: FeatureModule = { resolvers: [], routes: [] };

@@ -1,0 +1,15 @@
+import { additionalFieldsModule } from './additional-fields/module';
+import { communitiesModule } from './communities/module';
+import { groupsModule } from './groups/module';
+import { membersModule } from './members/module';
+import { membershipsModule } from './memberships/module';
+import type { FeatureModule } from './module';
+
+/** Every feature; the schema and the REST route table are assembled from this list. */
+export const modules: FeatureModule[] = [
+  communitiesModule,
+  groupsModule,
+  membershipsModule,
+  additionalFieldsModule,
+  membersModule,
+];
