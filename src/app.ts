@@ -66,8 +66,8 @@ export async function createApp(deps: AppDeps) {
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
     pool,
-    new RequestLimiter({ pg: pool, redis }, 'key'),
-    new RequestLimiter({ pg: pool, redis }, 'authfail', config.authFailureWindowSeconds),
+    new RequestLimiter({ pg: pool, redis }, 'rl-key'),
+    new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
   );
   const apollo = createApollo(schema, logger, config.graphqlSandbox);

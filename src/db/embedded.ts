@@ -40,29 +40,36 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     onLog: () => undefined,
     onError: () => undefined,
   });
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`;
+  // Another process (the running service, say) already serves this folder: share it.
+  if (runningPid(opts.dir)) return { url, stop: async () => undefined };
   const initialised = fs.existsSync(path.join(opts.dir, 'PG_VERSION'));
   if (!initialised) {
     if (fs.existsSync(opts.dir)) fs.rmSync(opts.dir, { recursive: true, force: true });
     await pg.initialise();
   }
-  removeStalePid(opts.dir);
   await pg.start();
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`,
-    stop: () => pg.stop(),
-  };
+  return { url, stop: () => pg.stop() };
 }
 
-/** A postgres killed with its parent leaves postmaster.pid behind; drop it if that pid is gone. */
-function removeStalePid(dir: string): void {
+/**
+ * The pid of a live postmaster for `dir`, if any. A postgres killed with its parent
+ * leaves postmaster.pid behind: a stale one is removed so the next start works.
+ */
+function runningPid(dir: string): number | undefined {
   const pidFile = path.join(dir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile)) return;
+  if (!fs.existsSync(pidFile)) return undefined;
   const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
   try {
-    if (pid > 0) process.kill(pid, 0);
+    if (pid > 0) {
+      process.kill(pid, 0);
+      return pid;
+    }
   } catch {
-    fs.rmSync(pidFile, { force: true });
+    // gone
   }
+  fs.rmSync(pidFile, { force: true });
+  return undefined;
 }
 
 /** Creates `name` on the server of `adminUrl` if it is missing; returns its URL. */

@@ -23,7 +23,9 @@ export interface Tenant {
 }
 
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN, ...env });
+  // Failed-key attempts are counted per address across the whole run; tests that need the
+  // limit set it themselves (with their own forwarded address).
+  const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN, AUTH_FAILURES_PER_WINDOW: '1000000', ...env });
   const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false });
   const http = request(runtime.app);
   const operator = async (query: string, variables?: Record<string, unknown>) => {
