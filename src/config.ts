@@ -17,6 +17,7 @@ export interface Config {
   logLevel: string;
   dbPoolMax: number;
   trustProxy: boolean;
+  keyCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -79,5 +80,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 5000, 0, 300_000),
   };
 }

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { hashKey, looksLikeKey, sameHash } from './keys';
+import type { KeyCache } from './key-cache';
 import { expandScopes } from './scopes';
 
 export interface KeyRecord {
@@ -14,9 +15,11 @@ export interface KeyRecord {
  * Looks a presented key up by its hash. The hash comparison after the indexed
  * lookup is constant-time, so no timing tells how much of a guess was right.
  */
-export async function findKey(pool: Pool, plain: string): Promise<KeyRecord | null> {
+export async function findKey(pool: Pool, plain: string, cache?: KeyCache): Promise<KeyRecord | null> {
   if (!looksLikeKey(plain)) return null;
   const hash = hashKey(plain);
+  const cached = cache?.get(hash);
+  if (cached !== undefined) return cached;
   const { rows } = await pool.query<{
     id: string;
     community_id: string;
@@ -30,7 +33,12 @@ export async function findKey(pool: Pool, plain: string): Promise<KeyRecord | nu
     values: [hash],
   });
   const row = rows[0];
-  if (!row || !sameHash(row.key_hash, hash)) return null;
+  const record = row && sameHash(row.key_hash, hash) ? toRecord(row) : null;
+  cache?.set(hash, record);
+  return record;
+}
+
+function toRecord(row: { id: string; community_id: string; scopes: string[]; rate_limit_per_hour: number | null; revoked_at: Date | null }): KeyRecord {
   return {
     keyId: row.id,
     communityId: row.community_id,

@@ -5,11 +5,13 @@ import type { Caller } from '../context';
 import { isUnavailable } from '../errors/unavailable';
 import { RequestLimiter, StoreUnavailableError } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
+import { KeyCache } from './key-cache';
 
 export interface GateConfig {
   rateLimitPerHour: number;
   authFailuresPerWindow: number;
   adminToken: string | undefined;
+  keyCacheTtlMs: number;
 }
 
 export type GateOutcome =
@@ -31,12 +33,16 @@ export function presentedKey(req: Request): string | undefined {
  * the REST facade and /graphql, so both enforce the same keys and limits.
  */
 export class Gate {
+  private readonly keys: KeyCache;
+
   constructor(
     private readonly pool: Pool,
     private readonly limiter: RequestLimiter,
     private readonly failures: RequestLimiter,
     private readonly config: GateConfig,
-  ) {}
+  ) {
+    this.keys = new KeyCache(config.keyCacheTtlMs);
+  }
 
   isOperator(req: Request): boolean {
     const auth = req.get('authorization');
@@ -52,7 +58,7 @@ export class Gate {
       if (plain === undefined || plain === '') {
         return optional ? { ok: true } : { ok: false, status: 401, detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
       }
-      const key = await findKey(this.pool, plain);
+      const key = await findKey(this.pool, plain, this.keys);
       if (!key) {
         // Failed attempts are limited per client address, so keys cannot be guessed.
         const verdict = await this.failures.consume(req.ip ?? 'unknown', this.config.authFailuresPerWindow);

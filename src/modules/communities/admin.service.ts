@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from '../../auth/api-key.entity';
+import { KEY_REVOKED, keyEvents } from '../../auth/key-cache';
 import { generateKey, hashKey } from '../../auth/keys';
 import { invalidScopes } from '../../auth/scopes';
 import { isId } from '../../common/ids';
@@ -53,6 +54,7 @@ export class AdminService {
       key.revokedAt = new Date();
       await this.em.flush();
     }
+    keyEvents.emit(KEY_REVOKED, key.id);
     return true;
   }
 }

@@ -1,0 +1,48 @@
+import { EventEmitter } from 'node:events';
+import type { KeyRecord } from './authenticate';
+
+/** Revocations on this instance take effect at once; other instances see them within the TTL. */
+export const keyEvents = new EventEmitter().setMaxListeners(0);
+export const KEY_REVOKED = 'revoked';
+
+interface Entry {
+  record: KeyRecord | null;
+  expires: number;
+}
+
+/**
+ * A short-lived cache of key lookups by key hash, so a warm key costs no SQL.
+ * Unknown keys are cached too (negatively), bounded by `max`.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max = 10_000,
+  ) {
+    keyEvents.on(KEY_REVOKED, (keyId: string) => this.forget(keyId));
+  }
+
+  get(hash: string): KeyRecord | null | undefined {
+    const entry = this.entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.expires <= Date.now()) {
+      this.entries.delete(hash);
+      return undefined;
+    }
+    return entry.record;
+  }
+
+  set(hash: string, record: KeyRecord | null): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(hash, { record, expires: Date.now() + this.ttlMs });
+  }
+
+  forget(keyId: string): void {
+    for (const [hash, entry] of this.entries) {
+      if (entry.record?.keyId === keyId) this.entries.delete(hash);
+    }
+  }
+}
