@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app';
 
 let app: TestApp;
@@ -106,6 +106,21 @@ describe('API key authentication', () => {
     problem(await app.http.get('/api/v1/groups').set('X-API-Key', 'wrong').set('X-Forwarded-For', '10.20.30.41'), 401);
     const t = await app.tenant();
     expect((await app.http.get('/api/v1/groups').set('X-API-Key', t.key).set('X-Forwarded-For', '10.20.30.40')).status).toBe(200);
+  });
+
+  it('a warm key costs no lookup; a revoked one is refused at once all the same', async () => {
+    const t = await app.tenant();
+    const lookups = () => spy.mock.calls.filter(([q]) => (q as { name?: string })?.name === 'find-api-key').length;
+    const spy = vi.spyOn(app.runtime.pool, 'query');
+    try {
+      for (let i = 0; i < 3; i++) expect((await app.http.get('/api/v1/groups').set('X-API-Key', t.key)).status).toBe(200);
+      expect(lookups()).toBe(1);
+      await app.operator('mutation($id: ID!) { revokeApiKey(id: $id) }', { id: t.keyId });
+      problem(await app.http.get('/api/v1/groups').set('X-API-Key', t.key), 403);
+      expect(lookups()).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('stores only a hash of the key', async () => {
