@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import cors from 'cors';
+import helmet from 'helmet';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError } from 'graphql';
@@ -15,6 +17,8 @@ import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade } from './rest/facade';
 import { routes } from './rest/routes';
+import { openApiDocument } from './openapi';
+import { openApiRouter } from './openapi/http';
 
 export interface AppDeps {
   config: Config;
@@ -70,7 +74,10 @@ export async function createApp(deps: AppDeps) {
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
   );
-  const apollo = createApollo(schema, logger, config.graphqlSandbox);
+  const apollo = createApollo(schema, logger, config.graphqlSandbox, {
+    maxDepth: config.graphqlMaxDepth,
+    maxCost: config.graphqlMaxCost,
+  });
   await apollo.start();
 
   const app = express();
@@ -78,6 +85,17 @@ export async function createApp(deps: AppDeps) {
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestIds(logger));
+  // A JSON API: the HTML pages (Sandbox, docs) bring their own CSP.
+  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  app.use(
+    cors({
+      origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id'],
+      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id'],
+      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+      maxAge: 600,
+    }),
+  );
 
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
@@ -90,6 +108,9 @@ export async function createApp(deps: AppDeps) {
       sendProblem(res, problem(503, 'The database is not reachable'));
     }
   });
+
+  // Before the /api/v1 gate: the contract and its docs page are readable without a key.
+  app.use(openApiRouter(openApiDocument(schema)));
 
   const v1 = express.Router();
   v1.use(async (req, res, next) => {

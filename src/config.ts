@@ -18,6 +18,9 @@ export interface Config {
   dbPoolMax: number;
   trustProxy: boolean;
   keyCacheTtlMs: number;
+  corsOrigins: string[] | '*';
+  graphqlMaxDepth: number;
+  graphqlMaxCost: number;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +57,17 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   return raw;
 }
 
+/** `*`, or a comma-separated list of origins; unset: no cross-origin access. */
+function corsOrigins(raw: string | undefined): string[] | '*' {
+  if (!raw) return [];
+  if (raw.trim() === '*') return '*';
+  const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/]+$/.test(origin)) throw new ConfigError(`CORS_ORIGINS entry "${origin}" must be an origin like https://app.example.org`);
+  }
+  return origins;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -81,5 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 5000, 0, 300_000),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    graphqlMaxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 12, 2, 100),
+    graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 100_000, 10, 100_000_000),
   };
 }

@@ -10,7 +10,12 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true, requireEntitiesArray: true },
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },
-    pool: { min: 0, max: poolMax },
+    pool: { min: 0, max: poolMax, acquireTimeoutMillis: 5000 },
+    // With the database down, requests fail fast (503) instead of hanging.
+    driverOptions: {
+      acquireConnectionTimeout: 5000,
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000 },
+    },
     // The rate limiter's table is owned by rate-limiter-flexible's query shape.
     schemaGenerator: { skipTables: ['rate_limits'] },
     forceUtcTimezone: true,

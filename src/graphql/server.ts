@@ -6,6 +6,7 @@ import type { Context } from '../context';
 import { appErrorOf } from '../errors/app-error';
 import { isUnavailable } from '../errors/unavailable';
 import type { Logger } from '../logger';
+import { queryLimitsRule, type QueryLimits } from './limits';
 
 /**
  * Errors keep their code; anything unexpected is logged and reported without
@@ -25,7 +26,7 @@ function formatError(logger: Logger) {
   };
 }
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean): ApolloServer<Context> {
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
     sandbox ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
   ];
@@ -34,6 +35,9 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
     formatError: formatError(logger),
+    validationRules: [queryLimitsRule(limits)],
+    // One operation per HTTP request: batching would multiply the cost limit.
+    allowBatchedHttpRequests: false,
     plugins,
   });
 }

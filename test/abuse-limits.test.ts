@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type Tenant } from './helpers/app';
+
+let app: TestApp;
+let t: Tenant;
+beforeAll(async () => {
+  app = await startTestApp({ CORS_ORIGINS: 'https://app.example.org', GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_COST: '500' });
+  t = await app.tenant();
+});
+afterAll(() => app.close());
+
+const gql = (body: unknown) => app.http.post('/graphql').set('X-API-Key', t.key).send(body as object);
+
+describe('GraphQL abuse limits', () => {
+  it('rejects documents nested deeper than the limit before running them', async () => {
+    const res = await gql({ query: '{ groups { results { id } } }' });
+    expect(res.body.data.groups.results).toEqual([]);
+    const deep = await gql({ query: '{ a: groups { results { b: __typename } } groups { results { id } } }' });
+    expect(deep.body.errors).toBeUndefined();
+    const tooDeep = await gql({
+      query: 'query { groups { results { id } } } fragment F on Group { id }',
+    });
+    expect(tooDeep.body.errors?.[0]?.extensions?.code).not.toBe('QUERY_TOO_DEEP');
+  });
+
+  it('counts depth through fragments', async () => {
+    const app2 = await startTestApp({ GRAPHQL_MAX_DEPTH: '2' });
+    try {
+      const t2 = await app2.tenant();
+      const res = await app2.http
+        .post('/graphql')
+        .set('X-API-Key', t2.key)
+        .send({ query: '{ ...Q } fragment Q on Query { groups { results { id } } }' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_DEEP');
+    } finally {
+      await app2.close();
+    }
+  });
+
+  it('rejects documents whose estimated cost is over the limit', async () => {
+    const res = await gql({ query: '{ groups(limit: 100) { results { id name about color state } } }' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].extensions.code).toBe('QUERY_TOO_COSTLY');
+    const cheap = await gql({ query: '{ groups(limit: 10) { results { id name } } }' });
+    expect(cheap.body.errors).toBeUndefined();
+  });
+
+  it('does not accept batched operations', async () => {
+    const res = await gql([{ query: '{ groups { size } }' }, { query: '{ groups { size } }' }]);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toMatch(/at .*\.js/);
+  });
+
+  it('reports no stack traces or internals for malformed documents', async () => {
+    for (const query of ['{', '{ nope }', 'query($x: Int!) { groups(limit: $x) { size } }', '{ groups(limit: "x") { size } }']) {
+      const res = await gql({ query });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toBeTruthy();
+      expect(JSON.stringify(res.body)).not.toMatch(/stacktrace|\.ts:|node_modules|SELECT /i);
+    }
+  });
+});
+
+describe('HTTP hardening', () => {
+  it('sends security headers and no x-powered-by', async () => {
+    const res = await app.http.get('/health');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBeDefined();
+    expect(res.headers).not.toHaveProperty('x-powered-by');
+  });
+
+  it('allows only configured CORS origins and exposes the rate-limit headers', async () => {
+    const ok = await app.http.get('/api/v1/groups').set('Origin', 'https://app.example.org').set('X-API-Key', t.key);
+    expect(ok.headers['access-control-allow-origin']).toBe('https://app.example.org');
+    expect(ok.headers['access-control-expose-headers']).toContain('X-RateLimit-Remaining');
+    const preflight = await app.http
+      .options('/api/v1/groups')
+      .set('Origin', 'https://app.example.org')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'x-api-key,content-type');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-headers']).toMatch(/X-API-Key/i);
+    const foreign = await app.http.get('/api/v1/groups').set('Origin', 'https://evil.example').set('X-API-Key', t.key);
+    expect(foreign.headers).not.toHaveProperty('access-control-allow-origin');
+  });
+
+  it('answers unknown routes with a 404 problem', async () => {
+    const res = await app.http.get('/nope');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    const v1 = await app.http.get('/api/v1/nope').set('X-API-Key', t.key);
+    expect(v1.status).toBe(404);
+    expect(v1.headers['x-ratelimit-limit']).toBe('1000');
+  });
+
+  it('serves the Apollo Sandbox page on GET /graphql for browsers', async () => {
+    const res = await app.http.get('/graphql').set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/sandbox/i);
+  });
+});
