@@ -17,8 +17,6 @@ import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade } from './rest/facade';
 import { routes } from './rest/routes';
-import { openApiDocument } from './openapi';
-import { openApiRouter } from './openapi/http';
 
 export interface AppDeps {
   config: Config;
@@ -108,9 +106,6 @@ export async function createApp(deps: AppDeps) {
       sendProblem(res, problem(503, 'The database is not reachable'));
     }
   });
-
-  // Before the /api/v1 gate: the contract and its docs page are readable without a key.
-  app.use(openApiRouter(openApiDocument(schema)));
 
   const v1 = express.Router();
   v1.use(async (req, res, next) => {
