@@ -61,9 +61,9 @@ export function queryLimitsRule(limits: QueryLimits) {
       OperationDefinition(node) {
         const { depth, cost } = walk(node.selectionSet, 1, new Set());
         if (depth > limits.maxDepth) {
-          context.reportError(new GraphQLError(`Query is nested ${depth} levels deep; the maximum is ${limits.maxDepth}`, { nodes: [node], extensions: { code: 'QUERY_TOO_DEEP' } }));
+          context.reportError(new GraphQLError(`Query is nested ${depth} levels deep; the maximum is ${limits.maxDepth}`, { nodes: [node] }));
         } else if (cost > limits.maxCost) {
-          context.reportError(new GraphQLError(`Query cost ${cost} exceeds the maximum of ${limits.maxCost}`, { nodes: [node], extensions: { code: 'QUERY_TOO_COSTLY' } }));
+          context.reportError(new GraphQLError(`Query cost ${cost} exceeds the maximum of ${limits.maxCost}`, { nodes: [node] }));
         }
       },
     };
