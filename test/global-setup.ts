@@ -1,26 +1,15 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded';
 import { openOrm } from '../src/db/orm';
+import { freePort } from './helpers/process';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
 }
 
 let embedded: EmbeddedServer | undefined;

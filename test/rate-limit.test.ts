@@ -1,25 +1,12 @@
-import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app';
+import { redisAvailable } from './helpers/redis';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** Redis is optional for a new user: its tests run where a server answers (CI sets REDIS_URL). */
-async function redisReachable(): Promise<boolean> {
-  if (process.env.REDIS_URL) return true;
-  const { hostname, port } = new URL(redisUrl);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(port) || 6379, hostname);
-    socket.setTimeout(500);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-  });
-}
-
 const stores: [string, Record<string, string>, boolean][] = [
   ['PostgreSQL', {}, true],
-  ['Redis', { REDIS_URL: redisUrl }, await redisReachable()],
+  ['Redis', { REDIS_URL: redisUrl }, await redisAvailable(redisUrl)],
 ];
 
 describe.each(stores)('rate limit with the %s store', (_name, env, available) => {

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { ADMIN_TOKEN } from '../helpers/app';
+import { startService, type ServiceProcess } from '../helpers/process';
+import { redisAvailable } from '../helpers/redis';
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function newKey(base: string, limit: number): Promise<string> {
+  const op = (query: string, variables: object) =>
+    fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({ query, variables }),
+    }).then((r) => r.json() as Promise<any>);
+  const c = await op('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'multi' } });
+  const k = await op('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
+    i: { communityId: c.data.createCommunity.id, rateLimitPerHour: limit },
+  });
+  return k.data.createApiKey.key;
+}
+
+/** 1,200 requests with one key spread over two processes: exactly the budget passes. */
+async function hammer(services: ServiceProcess[], key: string, total: number) {
+  const results: { status: number; remaining: number; reset: number }[] = [];
+  const queue = Array.from({ length: total }, (_, i) => i);
+  await Promise.all(
+    Array.from({ length: 24 }, async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+        const res = await fetch(`${services[i % services.length].url}/api/v1/groups?limit=1`, { headers: { 'x-api-key': key } });
+        await res.arrayBuffer();
+        results.push({
+          status: res.status,
+          remaining: Number(res.headers.get('x-ratelimit-remaining')),
+          reset: Number(res.headers.get('x-ratelimit-reset')),
+        });
+      }
+    }),
+  );
+  return results;
+}
+
+const stores: [string, Record<string, string>, boolean][] = [
+  ['PostgreSQL', {}, true],
+  ['Redis', { REDIS_URL: redisUrl }, await redisAvailable(redisUrl)],
+];
+
+describe.each(stores)('two instances sharing one budget (%s store)', (_name, env, available) => {
+  let services: ServiceProcess[] = [];
+  beforeAll(async () => {
+    if (!available) return;
+    const common = { DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, ...env };
+    services = await Promise.all([startService(common), startService(common)]);
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+  });
+
+  it.runIf(available)('exactly 1000 of 1200 pass; Remaining runs 999..0 without duplicates; Reset agrees', async () => {
+    const key = await newKey(services[0].url, 1000);
+    const results = await hammer(services, key, 1200);
+    const passed = results.filter((r) => r.status === 200);
+    expect(passed.length).toBe(1000);
+    expect(results.filter((r) => r.status === 429).length).toBe(200);
+    const remaining = passed.map((r) => r.remaining).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const resets = new Set(results.map((r) => r.reset));
+    expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
+  }, 120_000);
+});
