@@ -88,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     publicBaseUrl: publicBaseUrl?.replace(/\/+$/, ''),
     rateLimitPerHour: int(env, 'RATE_LIMIT_PER_HOUR', 1000, 1, 10_000_000),
-    authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 100, 1, 1_000_000),
+    authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 300, 1, 1_000_000),
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
     graphqlSandbox: bool(env, 'GRAPHQL_SANDBOX', true),
     logLevel,
