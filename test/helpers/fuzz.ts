@@ -1,0 +1,135 @@
+import fc from 'fast-check';
+import { getNamedType, isInputObjectType, isObjectType } from 'graphql';
+import { expect } from 'vitest';
+import { buildSchema } from '../../src/graphql/schema';
+import { routes } from '../../src/rest/routes';
+import type { TestApp, Tenant } from './app';
+
+/** Internal names that must never reach a client: schema type names, SQL, stack frames. */
+const internalTypeNames = Object.values(buildSchema().getTypeMap())
+  .filter((t) => !t.name.startsWith('__') && (isInputObjectType(t) || isObjectType(t)) && t.name.length > 6)
+  .map((t) => t.name)
+  .filter((n) => !['Query', 'Mutation'].includes(n));
+const LEAK = new RegExp(
+  [
+    '\\bat [\\w.<>]+ \\(',
+    '\\.ts:\\d+',
+    'node_modules',
+    '\\bselect\\b.+\\bfrom\\b',
+    '\\binsert into\\b',
+    '\\bviolates\\b',
+    'syntax error at',
+    'MikroORM',
+    'Cannot query field',
+    `\\b(${internalTypeNames.join('|')})\\b`,
+  ].join('|'),
+  'i',
+);
+
+const weird = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme', maxLength: 50 }),
+  fc.constantFrom('', ' ', '\u0000', '%00', '..', '../..', 'null', 'undefined', '-1', '1e309', '__proto__', 'constructor', "' or 1=1 --", '<script>', 'a'.repeat(5000)),
+  fc.uuid(),
+  fc.integer().map(String),
+);
+
+const jsonish: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue(),
+  fc.dictionary(fc.constantFrom('name', 'externalId', 'about', 'color', 'isVisibleInApp', 'title', 'memberId', 'memberExternalId', 'firstName', 'lastName', 'emailAddress', 'type', 'orderNumber', 'icon', 'placeholder', 'groupMemberships', 'members', 'order', 'id', 'state', 'additionalFields', 'message', 'memberIds', 'sendAt', 'groups', '__proto__'), fc.oneof(fc.jsonValue(), weird, fc.array(fc.jsonValue(), { maxLength: 3 }), fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(-1), fc.constant(null))),
+  fc.array(fc.jsonValue(), { maxLength: 5 }),
+);
+
+export const requestArb = fc.record({
+  route: fc.constantFrom(...routes),
+  params: fc.array(weird, { minLength: 2, maxLength: 2 }),
+  query: fc.dictionary(fc.constantFrom('limit', 'skip', 'sort', 'key', 'groupsKey', 'x', 'api_key'), weird, { maxKeys: 4 }),
+  body: fc.oneof(
+    jsonish.map((v) => ({ type: 'application/json', text: JSON.stringify(v) ?? 'null' })),
+    fc.string().map((s) => ({ type: 'application/json', text: s })),
+    fc.string().map((s) => ({ type: 'text/plain', text: s })),
+    fc.string().map((s) => ({ type: 'text/csv', text: `externalId,name\n${s}` })),
+    fc.constant({ type: 'application/json', text: '{"name": "' + 'x'.repeat(1_100_000) + '"}' }),
+    fc.constant(undefined),
+  ),
+  keyHeader: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'garbage', 'none'),
+});
+
+/** A digest of everything a community owns: a rejected write must leave it unchanged. */
+export async function snapshot(app: TestApp, communityId: string): Promise<string> {
+  const { rows: tables } = await app.runtime.pool.query(
+    `select table_name from information_schema.columns where column_name = 'community_id' and table_schema = 'public' order by table_name`,
+  );
+  const parts = tables.map(
+    ({ table_name }: { table_name: string }) =>
+      `(select coalesce(md5(string_agg(t::text, ',' order by t::text)), '') from "${table_name}" t where community_id = $1)`,
+  );
+  parts.push(`(select coalesce(md5(string_agg(v::text, ',' order by v::text)), '') from member_field_values v join members m on m.id = v.member_id where m.community_id = $1)`);
+  const { rows } = await app.runtime.pool.query(`select ${parts.join(" || '|' || ")} as digest`, [communityId]);
+  return rows[0].digest;
+}
+
+/** Runs a property; on failure reports a short counterexample (bodies can be megabytes). */
+async function check<T>(property: fc.IAsyncProperty<T>, params: fc.Parameters<T>) {
+  const out = await fc.check(property, { ...params, endOnFailure: true });
+  if (out.failed) {
+    const example = JSON.stringify(out.counterexample, (_k, v) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length})` : v));
+    const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
+    throw new Error(`fuzz failure (seed ${out.seed}, path ${out.counterexamplePath}):\n${cause.slice(0, 1500)}\ncounterexample: ${example.slice(0, 1500)}`);
+  }
+}
+
+export async function fuzzRoutes(app: TestApp, tenant: Tenant, runs: number, seed?: number) {
+  await check(
+    fc.asyncProperty(requestArb, async ({ route, params, query, body, keyHeader }) => {
+      let i = 0;
+      const path = '/api/v1' + route.path.replace(/:(\w+)/g, () => encodeURIComponent(params[i++] ?? 'x').replace(/\./g, '%2E'));
+      const qs = new URLSearchParams(query).toString();
+      const before = route.method === 'GET' ? '' : await snapshot(app, tenant.communityId);
+      let req = app.http[route.method.toLowerCase() as 'get'](qs ? `${path}?${qs}` : path);
+      if (keyHeader === 'valid') req = req.set('X-API-Key', tenant.key);
+      if (keyHeader === 'garbage') req = req.set('X-API-Key', 'cm_' + 'A'.repeat(43));
+      if (body) req = req.set('Content-Type', body.type).send(body.text);
+      const res = await req;
+      expect(res.status, `${route.method} ${path}?${qs} -> ${res.status} ${res.text.slice(0, 300)}`).toBeLessThan(500);
+      if (res.status >= 400) {
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.status).toBe(res.status);
+        expect(typeof res.body.title).toBe('string');
+        expect(typeof res.body.detail).toBe('string');
+        if (route.method !== 'GET') expect(await snapshot(app, tenant.communityId)).toBe(before);
+      }
+      expect(res.text, `leak in ${route.method} ${path}`).not.toMatch(LEAK);
+    }),
+    { numRuns: runs, seed },
+  );
+}
+
+const docArb = fc.oneof(
+  fc.string(),
+  fc.constantFrom(
+    '{',
+    '{ groups { results { id } } ',
+    'query { __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }',
+    'fragment A on Query { ...B } fragment B on Query { ...A } { ...A }',
+    `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: groups { size }`).join(' ')} }`,
+    '{ groups(limit: 2147483648) { size } }',
+    'mutation { createGroup(input: { name: "" }) { id } }',
+    'mutation { deleteGroup(ref: {}) }',
+    'subscription { x }',
+    `query ${'{ groups { results { id '.repeat(50)}${'} } '.repeat(50)}`,
+  ),
+);
+
+export async function fuzzGraphql(app: TestApp, tenant: Tenant, runs: number) {
+  await check(
+    fc.asyncProperty(docArb, fc.option(fc.jsonValue()), async (query, variables) => {
+      const before = await snapshot(app, tenant.communityId);
+      const res = await app.http.post('/graphql').set('X-API-Key', tenant.key).send({ query, variables });
+      expect(res.status, `${query.slice(0, 100)} -> ${res.text.slice(0, 300)}`).toBeLessThan(500);
+      expect(res.text).not.toMatch(/\bat [\w.<>]+ \(|\.ts:\d+|node_modules|stacktrace/i);
+      if (res.body.errors) expect(await snapshot(app, tenant.communityId)).toBe(before);
+    }),
+    { numRuns: runs },
+  );
+}
