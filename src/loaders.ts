@@ -2,6 +2,8 @@ import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from './context';
 import { Group } from './modules/groups/group.entity';
+import { createMembershipLoaders, type MembershipLoaders } from './modules/memberships/membership.loaders';
+import { createMemberLoaders, type MemberLoaders } from './modules/members/member.loaders';
 
 /**
  * Per-request DataLoaders. They are built for one caller, so every batch is
@@ -9,6 +11,10 @@ import { Group } from './modules/groups/group.entity';
  */
 export interface Loaders {
   group: DataLoader<string, Group | undefined>;
+  /** Membership relations and the member-by-id loader they use (modules/memberships). */
+  memberships: MembershipLoaders;
+  /** Members' additional field values and the fields they point to (modules/members). */
+  members: MemberLoaders;
 }
 
 export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[]): (T | undefined)[] {
@@ -22,5 +28,7 @@ export function createLoaders(em: EntityManager, caller: Caller | undefined): Lo
     group: new DataLoader(async (ids) =>
       byIds(await em.find(Group, { id: { $in: [...ids] }, communityId }), ids),
     ),
+    memberships: createMembershipLoaders(em, communityId),
+    members: createMemberLoaders(em, communityId),
   };
 }

@@ -39,15 +39,18 @@ export class Member {
   modifiedAt: Date = new Date();
 }
 
-/** One member's value for one additional field. */
+/** One member's value for one additional field; `id` is the additional field's id (as in REST). */
+@ObjectType({ description: "A member's value for one additional field of the community." })
 @Entity({ tableName: 'member_field_values' })
 export class MemberFieldValue {
   @PrimaryKey({ type: 'uuid' })
   memberId!: string;
 
+  @Field(() => ID, { name: 'id', description: 'The id of the additional field.' })
   @PrimaryKey({ type: 'uuid' })
   fieldId!: string;
 
+  @Field({ description: 'At most 2048 characters.' })
   @Property({ type: 'text' })
   value!: string;
 }

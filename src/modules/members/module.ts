@@ -1,3 +1,5 @@
 import type { FeatureModule } from '../module';
+import { memberRoutes } from './member.rest';
+import { MemberFieldValueResolver, MemberResolver } from './member.resolver';
 
-export const membersModule: FeatureModule = { resolvers: [], routes: [] };
+export const membersModule: FeatureModule = { resolvers: [MemberResolver, MemberFieldValueResolver], routes: memberRoutes };

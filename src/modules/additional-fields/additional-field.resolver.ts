@@ -1,0 +1,63 @@
+import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { pageOf } from '../../common/pagination';
+import { communityOf, type Context } from '../../context';
+import { AdditionalField, Icon } from './additional-field.entity';
+import {
+  AdditionalFieldListArgs,
+  AdditionalFieldRef,
+  CreateAdditionalFieldInput,
+  UpdateAdditionalFieldInput,
+} from './additional-field.inputs';
+import { AdditionalFieldService } from './additional-field.service';
+
+export const AdditionalFieldPage = pageOf(AdditionalField, 'AdditionalField');
+
+@Resolver(() => AdditionalField)
+export class AdditionalFieldResolver {
+  @Authorized('additional_fields:read')
+  @Query(() => AdditionalFieldPage, { description: 'Additional fields of the caller\'s community, one page.' })
+  additionalFields(@Args(() => AdditionalFieldListArgs) args: AdditionalFieldListArgs, @Ctx() ctx: Context) {
+    return new AdditionalFieldService(ctx.em).list(communityOf(ctx), args);
+  }
+
+  @Authorized('additional_fields:read')
+  @Query(() => AdditionalField, { description: 'One additional field by id; NOT_FOUND when missing.' })
+  additionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Ctx() ctx: Context) {
+    return new AdditionalFieldService(ctx.em).get(communityOf(ctx), ref);
+  }
+
+  @Authorized('additional_fields:write')
+  @Mutation(() => AdditionalField)
+  createAdditionalField(@Arg('input', () => CreateAdditionalFieldInput) input: CreateAdditionalFieldInput, @Ctx() ctx: Context) {
+    return new AdditionalFieldService(ctx.em).create(communityOf(ctx), input);
+  }
+
+  @Authorized('additional_fields:write')
+  @Mutation(() => AdditionalField)
+  updateAdditionalField(
+    @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
+    @Arg('input', () => UpdateAdditionalFieldInput) input: UpdateAdditionalFieldInput,
+    @Ctx() ctx: Context,
+  ) {
+    return new AdditionalFieldService(ctx.em).update(communityOf(ctx), ref, input);
+  }
+
+  @Authorized('additional_fields:write')
+  @Mutation(() => Boolean, { description: 'Deletes the field and every member\'s value for it.' })
+  deleteAdditionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Ctx() ctx: Context) {
+    return new AdditionalFieldService(ctx.em).remove(communityOf(ctx), ref);
+  }
+
+  @FieldResolver(() => Icon, { nullable: true, description: 'null when the field has no icon.' })
+  icon(@Root() field: AdditionalField): Icon | null {
+    return field.iconStyle && field.iconUnicode ? { style: field.iconStyle, unicode: field.iconUnicode } : null;
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'Always null: additional fields have no externalId. Present so insert answers share one shape.',
+  })
+  externalId(): null {
+    return null;
+  }
+}

@@ -1,0 +1,73 @@
+import type { RouteSpec } from '../../rest/route';
+
+const FIELD = `fragment AdditionalFieldFields on AdditionalField {
+  id name placeholder type icon { style unicode } isEditableByMember isMandatoryForMember isVisibleInApp
+  orderNumber createdAt modifiedAt
+}`;
+// SPEC.md 4.1: additional fields are addressed by the service id only (no `key`).
+const ref = { ref: { param: 'identifier', keyParam: null } };
+
+export const additionalFieldRoutes: RouteSpec[] = [
+  {
+    operationId: 'getAdditionalFields',
+    summary: 'Get additional fields',
+    method: 'GET',
+    path: '/additional_fields',
+    resource: 'additional_fields',
+    idOnly: true,
+    status: 200,
+    list: true,
+    document: `query getAdditionalFields($limit: Int, $skip: Int, $sort: [AdditionalFieldSort!]) {
+      result: additionalFields(limit: $limit, skip: $skip, sort: $sort) { results { ...AdditionalFieldFields } limit skip size hasNextPage }
+    } ${FIELD}`,
+  },
+  {
+    operationId: 'addAdditionalField',
+    summary: 'Add additional field',
+    method: 'POST',
+    path: '/additional_fields',
+    resource: 'additional_fields',
+    idOnly: true,
+    status: 201,
+    body: 'input',
+    document: `mutation addAdditionalField($input: CreateAdditionalFieldInput!) {
+      result: createAdditionalField(input: $input) { id externalId }
+    }`,
+  },
+  {
+    operationId: 'getAdditionalField',
+    summary: 'Get additional field',
+    method: 'GET',
+    path: '/additional_fields/:identifier',
+    resource: 'additional_fields',
+    idOnly: true,
+    status: 200,
+    refs: ref,
+    document: `query getAdditionalField($ref: AdditionalFieldRef!) { result: additionalField(ref: $ref) { ...AdditionalFieldFields } } ${FIELD}`,
+  },
+  {
+    operationId: 'updateAdditionalField',
+    summary: 'Update additional field',
+    method: 'PATCH',
+    path: '/additional_fields/:identifier',
+    resource: 'additional_fields',
+    idOnly: true,
+    status: 204,
+    refs: ref,
+    body: 'input',
+    document: `mutation updateAdditionalField($ref: AdditionalFieldRef!, $input: UpdateAdditionalFieldInput!) {
+      result: updateAdditionalField(ref: $ref, input: $input) { id }
+    }`,
+  },
+  {
+    operationId: 'deleteAdditionalField',
+    summary: 'Delete additional field',
+    method: 'DELETE',
+    path: '/additional_fields/:identifier',
+    resource: 'additional_fields',
+    idOnly: true,
+    status: 204,
+    refs: ref,
+    document: `mutation deleteAdditionalField($ref: AdditionalFieldRef!) { result: deleteAdditionalField(ref: $ref) }`,
+  },
+];

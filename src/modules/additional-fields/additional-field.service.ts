@@ -1,0 +1,145 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isId } from '../../common/ids';
+import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { Checks } from '../../common/validate';
+import { notFound } from '../../errors/app-error';
+import { AdditionalField } from './additional-field.entity';
+import type {
+  AdditionalFieldListArgs,
+  AdditionalFieldRef,
+  CreateAdditionalFieldInput,
+  IconInput,
+  UpdateAdditionalFieldInput,
+} from './additional-field.inputs';
+
+/** Far below the integer column's limit, so pushing fields back can never overflow. */
+export const MAX_ORDER_NUMBER = 1_000_000_000;
+const UNICODE = /^[0-9A-Fa-f]{1,6}$/;
+
+function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInput): void {
+  const checks = new Checks(['input'])
+    .string('name', input.name, { min: 1, max: 256 })
+    .string('placeholder', input.placeholder, { max: 256, nullable: true })
+    .notNull('isEditableByMember', input.isEditableByMember)
+    .notNull('isMandatoryForMember', input.isMandatoryForMember)
+    .notNull('isVisibleInApp', input.isVisibleInApp)
+    .notNull('orderNumber', input.orderNumber);
+  if (input.icon && !UNICODE.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
+  const order = input.orderNumber;
+  if (order != null && (!Number.isInteger(order) || order < 0 || order > MAX_ORDER_NUMBER)) {
+    checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
+  }
+  checks.done();
+}
+
+function iconColumns(icon: IconInput | null | undefined) {
+  if (icon === undefined) return {};
+  return { iconStyle: icon?.style ?? null, iconUnicode: icon?.unicode ?? null };
+}
+
+export class AdditionalFieldService {
+  constructor(private readonly em: EntityManager) {}
+
+  async list(communityId: string, args: AdditionalFieldListArgs): Promise<Page<AdditionalField>> {
+    const { limit, skip, orderBy } = pageWindow(args);
+    const rows = await this.em.find(AdditionalField, { communityId }, { orderBy, limit: limit + 1, offset: skip });
+    return toPage(rows, limit, skip);
+  }
+
+  /** 404, not 403, for another community's field; a non-UUID id matches nothing. */
+  async get(communityId: string, ref: AdditionalFieldRef, em = this.em): Promise<AdditionalField> {
+    const field = isId(ref.id) ? await em.findOne(AdditionalField, { id: ref.id, communityId }) : null;
+    if (!field) throw notFound('Additional field');
+    return field;
+  }
+
+  async create(communityId: string, input: CreateAdditionalFieldInput): Promise<AdditionalField> {
+    checkInput(input);
+    return this.em.transactional(async (em) => {
+      await lockOrder(em, communityId);
+      const orderNumber = input.orderNumber ?? (await nextOrderNumber(em, communityId));
+      if (input.orderNumber != null) await makeRoom(em, communityId, orderNumber, null);
+      const now = new Date(); // one instant: the entity's two defaults could straddle a millisecond
+      const field = em.create(AdditionalField, {
+        communityId,
+        createdAt: now,
+        modifiedAt: now,
+        name: input.name,
+        placeholder: input.placeholder ?? null,
+        type: input.type,
+        ...iconColumns(input.icon),
+        isEditableByMember: input.isEditableByMember ?? true,
+        isMandatoryForMember: input.isMandatoryForMember ?? false,
+        isVisibleInApp: input.isVisibleInApp ?? true,
+        orderNumber,
+      });
+      await em.flush();
+      return field;
+    });
+  }
+
+  async update(communityId: string, ref: AdditionalFieldRef, input: UpdateAdditionalFieldInput): Promise<AdditionalField> {
+    checkInput(input);
+    return this.em.transactional(async (em) => {
+      await lockOrder(em, communityId);
+      const field = await this.get(communityId, ref, em);
+      const next: Partial<AdditionalField> = {
+        name: input.name ?? undefined,
+        placeholder: input.placeholder,
+        ...iconColumns(input.icon),
+        isEditableByMember: input.isEditableByMember ?? undefined,
+        isMandatoryForMember: input.isMandatoryForMember ?? undefined,
+        isVisibleInApp: input.isVisibleInApp ?? undefined,
+        orderNumber: input.orderNumber ?? undefined,
+      };
+      let changed = false;
+      const record = field as unknown as Record<string, unknown>;
+      const moved = next.orderNumber !== undefined && next.orderNumber !== field.orderNumber;
+      for (const [key, value] of Object.entries(next)) {
+        if (value === undefined || record[key] === value) continue;
+        record[key] = value;
+        changed = true;
+      }
+      if (!changed) return field;
+      if (moved) await makeRoom(em, communityId, field.orderNumber, field.id);
+      field.modifiedAt = new Date();
+      await em.flush();
+      return field;
+    });
+  }
+
+  /** Members' values of the field go with it (foreign key cascade). */
+  async remove(communityId: string, ref: AdditionalFieldRef): Promise<boolean> {
+    const deleted = isId(ref.id) ? await this.em.nativeDelete(AdditionalField, { id: ref.id, communityId }) : 0;
+    if (!deleted) throw notFound('Additional field');
+    return true;
+  }
+}
+
+/** Serialises order-number writes per community, so two writers never compute the same maximum or shift twice. */
+async function lockOrder(em: EntityManager, communityId: string): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`additional_fields:order:${communityId}`]);
+}
+
+async function nextOrderNumber(em: EntityManager, communityId: string): Promise<number> {
+  const [row] = await em.execute<{ next: number }[]>(
+    'select coalesce(max(order_number), 0) + 1 as next from additional_fields where community_id = ?',
+    [communityId],
+  );
+  return Number(row.next);
+}
+
+/**
+ * When another field already has `orderNumber`, it and every field above it move back
+ * by one (one set-based statement); an unused number shifts nothing.
+ */
+async function makeRoom(em: EntityManager, communityId: string, orderNumber: number, selfId: string | null): Promise<void> {
+  const self = selfId ?? '00000000-0000-0000-0000-000000000000';
+  await em.execute(
+    `update additional_fields set order_number = order_number + 1, modified_at = ?
+      where community_id = ? and order_number >= ? and id <> ?
+        and exists (select 1 from additional_fields
+                     where community_id = ? and order_number = ? and id <> ?)`,
+    [new Date(), communityId, orderNumber, self, communityId, orderNumber, self],
+  );
+}

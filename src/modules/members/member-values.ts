@@ -1,0 +1,69 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isId } from '../../common/ids';
+import type { FieldIssue } from '../../errors/app-error';
+import type { MemberFieldValueInput } from './member.inputs';
+
+type Path = (string | number)[];
+
+/**
+ * Lists travel as one JSON parameter: MikroORM inlines parameters, and an empty
+ * JSON array stays valid SQL where an empty `in ()` would not.
+ */
+export const jsonList = (values: readonly unknown[]) => JSON.stringify(values);
+
+/**
+ * 400 issues for ids that are not additional fields of the community, in one query.
+ * The found fields are share-locked, so a concurrent delete waits for this transaction.
+ */
+export async function unknownFieldIssues(
+  em: EntityManager,
+  communityId: string,
+  bodies: { entries: MemberFieldValueInput[]; path: Path }[],
+): Promise<FieldIssue[]> {
+  const asked = [...new Set(bodies.flatMap((b) => b.entries.map((e) => e.id)).filter(isId))];
+  const known = new Set<string>();
+  if (asked.length) {
+    const rows = await em.execute<{ id: string }[]>(
+      `select id from additional_fields
+        where community_id = ? and id in (select jsonb_array_elements_text(?::jsonb)::uuid)
+        for key share`,
+      [communityId, jsonList(asked)],
+    );
+    for (const row of rows) known.add(row.id);
+  }
+  return bodies.flatMap(({ entries, path }) =>
+    entries.flatMap((entry, i) =>
+      known.has(entry.id.toLowerCase())
+        ? []
+        : [{ path: [...path, 'additionalFields', i, 'id'], detail: `${entry.id} is not an additional field of this community` }],
+    ),
+  );
+}
+
+/** PATCH semantics: listed values are set, `value: null` removes one, unlisted values stay. True when anything changed. */
+export async function writeValues(em: EntityManager, memberId: string, entries: MemberFieldValueInput[]): Promise<boolean> {
+  const set = entries.filter((e) => e.value != null).map((e) => ({ id: e.id, value: e.value }));
+  const removed = entries.filter((e) => e.value == null).map((e) => e.id);
+  let changed = 0;
+  if (set.length) {
+    const rows = await em.execute(
+      `insert into member_field_values (member_id, field_id, value)
+       select ?, v.id, v.value from jsonb_to_recordset(?::jsonb) as v(id uuid, value text)
+       on conflict (member_id, field_id) do update set value = excluded.value
+         where member_field_values.value is distinct from excluded.value
+       returning field_id`,
+      [memberId, jsonList(set)],
+    );
+    changed += rows.length;
+  }
+  if (removed.length) {
+    const rows = await em.execute(
+      `delete from member_field_values
+        where member_id = ? and field_id in (select jsonb_array_elements_text(?::jsonb)::uuid)
+        returning field_id`,
+      [memberId, jsonList(removed)],
+    );
+    changed += rows.length;
+  }
+  return changed > 0;
+}

@@ -1,0 +1,73 @@
+import type { RouteSpec } from '../../rest/route';
+
+const MEMBER = `fragment MemberFields on Member {
+  id externalId firstName lastName emailAddress additionalFields { id value } createdAt modifiedAt
+}`;
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+
+/** `/members/_bulk` comes before the `/members/:identifier` routes (literal segments first). */
+export const memberRoutes: RouteSpec[] = [
+  {
+    operationId: 'getMembers',
+    summary: 'Get members',
+    method: 'GET',
+    path: '/members',
+    resource: 'members',
+    status: 200,
+    list: true,
+    document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!]) {
+      result: members(limit: $limit, skip: $skip, sort: $sort) { results { ...MemberFields } limit skip size hasNextPage }
+    } ${MEMBER}`,
+  },
+  {
+    operationId: 'addMember',
+    summary: 'Add member',
+    method: 'POST',
+    path: '/members',
+    resource: 'members',
+    status: 201,
+    body: 'input',
+    document: `mutation addMember($input: CreateMemberInput!) { result: createMember(input: $input) { id externalId } }`,
+  },
+  {
+    operationId: 'addMembers',
+    summary: 'Add members (bulk)',
+    method: 'POST',
+    path: '/members/_bulk',
+    resource: 'members',
+    status: 201,
+    body: 'input',
+    document: `mutation addMembers($input: CreateMembersInput!) { result: createMembers(input: $input) { id externalId } }`,
+  },
+  {
+    operationId: 'getMember',
+    summary: 'Get member',
+    method: 'GET',
+    path: '/members/:identifier',
+    resource: 'members',
+    status: 200,
+    refs: ref,
+    document: `query getMember($ref: RecordRef!) { result: member(ref: $ref) { ...MemberFields } } ${MEMBER}`,
+  },
+  {
+    operationId: 'updateMember',
+    summary: 'Update member',
+    method: 'PATCH',
+    path: '/members/:identifier',
+    resource: 'members',
+    status: 204,
+    refs: ref,
+    body: 'input',
+    document: `mutation updateMember($ref: RecordRef!, $input: UpdateMemberInput!) { result: updateMember(ref: $ref, input: $input) { id } }`,
+  },
+  {
+    operationId: 'deleteMember',
+    summary: 'Delete member',
+    method: 'DELETE',
+    path: '/members/:identifier',
+    resource: 'members',
+    status: 204,
+    refs: ref,
+    document: `mutation deleteMember($ref: RecordRef!) { result: deleteMember(ref: $ref) }`,
+  },
+];

@@ -1,0 +1,155 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { refWhere, type RecordRef } from '../../common/ref';
+import { mapUnique } from '../../common/unique';
+import { AppError, invalid, notFound, type FieldIssue } from '../../errors/app-error';
+import { batchDuplicateIssues, IDENTITY_FIELDS, MAX_BULK, memberIssues } from './member.checks';
+import { Member, MemberFieldValue } from './member.entity';
+import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
+import { unknownFieldIssues, writeValues } from './member-values';
+import { orderedIds } from './ordered-ids';
+
+type Path = (string | number)[];
+
+/** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
+const taken = (base: Path, whole?: Path) => ({
+  members_community_external_id_unique: { path: whole ?? [...base, 'externalId'], detail: 'externalId is already used by another member' },
+  members_community_email_unique: { path: whole ?? [...base, 'emailAddress'], detail: 'emailAddress is already used by another member' },
+});
+
+export class MemberService {
+  constructor(private readonly em: EntityManager) {}
+
+  async list(communityId: string, args: MemberListArgs): Promise<Page<Member>> {
+    const { limit, skip, orderBy } = pageWindow(args);
+    const rows = await this.em.find(Member, { communityId }, { orderBy, limit: limit + 1, offset: skip });
+    return toPage(rows, limit, skip);
+  }
+
+  /** 404, not 403, for another community's member; a non-UUID id matches nothing. */
+  async get(communityId: string, ref: RecordRef, em = this.em, lock = false): Promise<Member> {
+    const where = refWhere(ref);
+    const lockMode = lock ? LockMode.PESSIMISTIC_WRITE : undefined;
+    const member = where ? await em.findOne(Member, { ...where, communityId }, { lockMode }) : null;
+    if (!member) throw notFound('Member');
+    return member;
+  }
+
+  async create(communityId: string, input: CreateMemberInput): Promise<Member> {
+    const [member] = await this.insert(communityId, [input], () => ['input']);
+    return member;
+  }
+
+  async createMany(communityId: string, input: CreateMembersInput): Promise<Member[]> {
+    const count = input.members.length;
+    if (count < 1 || count > MAX_BULK) {
+      throw invalid([{ path: ['input', 'members'], detail: `members must hold 1-${MAX_BULK} items, got ${count}` }]);
+    }
+    return this.insert(communityId, input.members, (i) => ['input', 'members', i]);
+  }
+
+  /**
+   * All or nothing, set-based: one statement checks the additional field ids, one
+   * looks for taken externalIds/emails, one inserts the members, one their values.
+   */
+  private async insert(communityId: string, items: CreateMemberInput[], pathOf: (i: number) => Path): Promise<Member[]> {
+    const issues = items.flatMap((item, i) => memberIssues(item, pathOf(i), true));
+    if (items.length > 1) issues.push(...batchDuplicateIssues(items, ['input', 'members']));
+    return this.em.transactional(async (em) => {
+      const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
+      issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
+      if (issues.length) throw invalid(issues);
+      await this.rejectTaken(em, communityId, items, pathOf);
+
+      const ids = orderedIds(items.length);
+      const now = new Date();
+      const members = items.map((item, i) =>
+        Object.assign(new Member(), {
+          id: ids[i],
+          communityId,
+          externalId: item.externalId ?? null,
+          firstName: item.firstName ?? null,
+          lastName: item.lastName ?? null,
+          emailAddress: item.emailAddress ?? null,
+          createdAt: now,
+          modifiedAt: now,
+        }),
+      );
+      const rows = members.map((m) => ({ ...m }));
+      // A concurrent writer can still take a value after the check: 409 without an item pointer.
+      await mapUnique(() => em.insertMany(Member, rows), taken(['input'], pathOf(0).length > 1 ? ['input', 'members'] : undefined));
+      const values = items.flatMap((item, i) =>
+        (item.additionalFields ?? [])
+          .filter((e) => e.value != null)
+          .map((e) => ({ memberId: ids[i], fieldId: e.id.toLowerCase(), value: e.value! })),
+      );
+      if (values.length) await em.insertMany(MemberFieldValue, values);
+      return members;
+    });
+  }
+
+  /** 409 per item whose externalId or email (case-insensitive) another member of the community has. */
+  private async rejectTaken(em: EntityManager, communityId: string, items: CreateMemberInput[], pathOf: (i: number) => Path) {
+    const externalIds = items.map((i) => i.externalId).filter((v): v is string => v != null);
+    const emails = items.map((i) => i.emailAddress?.toLowerCase()).filter((v): v is string => v != null);
+    if (!externalIds.length && !emails.length) return;
+    const rows = await em.execute<{ externalId: string | null; email: string | null }[]>(
+      `select external_id as "externalId", lower(email_address) as email from members
+        where community_id = ?
+          and (external_id in (select jsonb_array_elements_text(?::jsonb))
+               or lower(email_address) in (select jsonb_array_elements_text(?::jsonb)))`,
+      [communityId, JSON.stringify(externalIds), JSON.stringify(emails)],
+    );
+    const usedIds = new Set(rows.map((r) => r.externalId));
+    const usedEmails = new Set(rows.map((r) => r.email));
+    const issues: FieldIssue[] = [];
+    items.forEach((item, i) => {
+      if (item.externalId != null && usedIds.has(item.externalId)) {
+        issues.push({ path: [...pathOf(i), 'externalId'], detail: 'externalId is already used by another member' });
+      }
+      if (item.emailAddress != null && usedEmails.has(item.emailAddress.toLowerCase())) {
+        issues.push({ path: [...pathOf(i), 'emailAddress'], detail: 'emailAddress is already used by another member' });
+      }
+    });
+    if (issues.length) throw new AppError('CONFLICT', issues.length === 1 ? issues[0].detail : 'Some values are already used by other members', issues);
+  }
+
+  async update(communityId: string, ref: RecordRef, input: UpdateMemberInput): Promise<Member> {
+    const issues = memberIssues(input, ['input'], false);
+    if (issues.length) throw invalid(issues);
+    return this.em.transactional(async (em) => {
+      // Row lock: concurrent patches of one member apply one after the other.
+      const member = await this.get(communityId, ref, em, true);
+      const entries = input.additionalFields ?? [];
+      const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
+      if (unknown.length) throw invalid(unknown);
+      const record = member as unknown as Record<string, unknown>;
+      let changed = false;
+      for (const field of IDENTITY_FIELDS) {
+        const value = input[field];
+        if (value !== undefined && record[field] !== value) {
+          record[field] = value;
+          changed = true;
+        }
+      }
+      if (IDENTITY_FIELDS.every((f) => member[f] == null)) {
+        throw invalid([{ path: ['input'], detail: `A member needs at least one of ${IDENTITY_FIELDS.join(', ')}` }]);
+      }
+      if (entries.length && (await writeValues(em, member.id, entries))) changed = true;
+      if (changed) {
+        member.modifiedAt = new Date();
+        await mapUnique(() => em.flush(), taken(['input']));
+      }
+      return member;
+    });
+  }
+
+  /** Its memberships go with it (foreign key cascade); a trigger keeps groups' membershipCount exact. */
+  async remove(communityId: string, ref: RecordRef): Promise<boolean> {
+    const where = refWhere(ref);
+    const deleted = where ? await this.em.nativeDelete(Member, { ...where, communityId }) : 0;
+    if (!deleted) throw notFound('Member');
+    return true;
+  }
+}
