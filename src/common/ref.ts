@@ -17,5 +17,6 @@ export function refWhere(ref: RecordRef, arg = 'ref'): { id: string } | { extern
   const hasExt = ref.externalId != null;
   if (hasId === hasExt) throw invalid([{ path: [arg], detail: `${arg} needs exactly one of id and externalId` }]);
   if (hasId) return isId(ref.id!) ? { id: ref.id! } : null;
-  return { externalId: ref.externalId! };
+  // PostgreSQL text cannot hold NUL, and no stored externalId has one: match nothing (404), not a 500.
+  return ref.externalId!.includes('\u0000') ? null : { externalId: ref.externalId! };
 }

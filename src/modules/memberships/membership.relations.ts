@@ -1,0 +1,52 @@
+import { Args, Authorized, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { Context } from '../../context';
+import { Group } from '../groups/group.entity';
+import { Member } from '../members/member.entity';
+import { GroupMembership } from './membership.entity';
+import { GroupMembershipListArgs } from './membership.inputs';
+import { GroupMembershipPage } from './membership.resolver';
+
+/**
+ * Relations, all through the per-request loaders (ctx.loaders): a page of N parents
+ * costs one query per relation level, whatever N is. Each relation asks for the scope
+ * of the records it reveals.
+ */
+@Resolver(() => GroupMembership)
+export class GroupMembershipRelations {
+  @FieldResolver(() => String, { nullable: true, description: 'externalId of the member.' })
+  async memberExternalId(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<string | null> {
+    return (await ctx.loaders.memberships.member.load(m.memberId))?.externalId ?? null;
+  }
+
+  @Authorized('members:read')
+  @FieldResolver(() => Member, { nullable: true, description: 'Null only while the member is being deleted.' })
+  async member(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<Member | null> {
+    return (await ctx.loaders.memberships.member.load(m.memberId)) ?? null;
+  }
+
+  @Authorized('groups:read')
+  @FieldResolver(() => Group, { nullable: true, description: 'Null only while the group is being deleted.' })
+  async group(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<Group | null> {
+    return (await ctx.loaders.group.load(m.groupId)) ?? null;
+  }
+}
+
+@Resolver(() => Group)
+export class GroupMembershipsField {
+  @Authorized('group_memberships:read')
+  @FieldResolver(() => GroupMembershipPage, { description: 'The group\'s memberships, one page (default order: createdAt).' })
+  memberships(@Root() group: Group, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
+    ctx.loaders.group.prime(group.id, group); // GroupMembership.group below needs no query
+    return ctx.loaders.memberships.page('group', args).load(group.id);
+  }
+}
+
+@Resolver(() => Member)
+export class MemberMembershipsField {
+  @Authorized('group_memberships:read')
+  @FieldResolver(() => GroupMembershipPage, { description: 'The member\'s memberships across groups, one page.' })
+  memberships(@Root() member: Member, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
+    ctx.loaders.memberships.member.prime(member.id, member);
+    return ctx.loaders.memberships.page('member', args).load(member.id);
+  }
+}

@@ -1,0 +1,81 @@
+import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { pageOf } from '../../common/pagination';
+import { RecordRef } from '../../common/ref';
+import { communityOf, type Context } from '../../context';
+import { Group } from '../groups/group.entity';
+import { GroupMembership } from './membership.entity';
+import {
+  CreateGroupMembershipInput,
+  CreateGroupMembershipsInput,
+  GroupMembershipListArgs,
+  GroupMembershipsOrderInput,
+  UpdateGroupMembershipInput,
+} from './membership.inputs';
+import { GroupMembershipService } from './membership.service';
+
+export const GroupMembershipPage = pageOf(GroupMembership, 'GroupMembership');
+
+const groupRefArg = () => Arg('groupRef', () => RecordRef, { description: 'The group, by id or externalId.' });
+
+/** Root fields; thin: rules live in GroupMembershipService. */
+@Resolver(() => GroupMembership)
+export class GroupMembershipResolver {
+  @Authorized('group_memberships:read')
+  @Query(() => GroupMembershipPage, { description: 'Memberships of one group, one page; NOT_FOUND when the group is missing.' })
+  groupMemberships(@groupRefArg() groupRef: RecordRef, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
+    return new GroupMembershipService(ctx.em).list(communityOf(ctx), groupRef, args);
+  }
+
+  @Authorized('group_memberships:read')
+  @Query(() => GroupMembership, { description: 'One membership of a group by id or externalId.' })
+  groupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
+    return new GroupMembershipService(ctx.em).get(communityOf(ctx), groupRef, ref);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => GroupMembership, { description: 'Adds a member to a group, at the end of its order (role MEMBER).' })
+  createGroupMembership(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('input', () => CreateGroupMembershipInput) input: CreateGroupMembershipInput,
+    @Ctx() ctx: Context,
+  ) {
+    return new GroupMembershipService(ctx.em).create(communityOf(ctx), groupRef, input);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => [GroupMembership], { description: '1-1000 memberships, all or none; answered in input order.' })
+  createGroupMemberships(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('input', () => CreateGroupMembershipsInput) input: CreateGroupMembershipsInput,
+    @Ctx() ctx: Context,
+  ) {
+    return new GroupMembershipService(ctx.em).createMany(communityOf(ctx), groupRef, input);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => GroupMembership)
+  updateGroupMembership(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Arg('input', () => UpdateGroupMembershipInput) input: UpdateGroupMembershipInput,
+    @Ctx() ctx: Context,
+  ) {
+    return new GroupMembershipService(ctx.em).update(communityOf(ctx), groupRef, ref, input);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => Boolean)
+  deleteGroupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
+    return new GroupMembershipService(ctx.em).remove(communityOf(ctx), groupRef, ref);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => Group, { description: 'Sets orderNumber 1..n in the given order; the list must name every membership once.' })
+  reorderGroupMemberships(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('input', () => GroupMembershipsOrderInput) input: GroupMembershipsOrderInput,
+    @Ctx() ctx: Context,
+  ) {
+    return new GroupMembershipService(ctx.em).reorder(communityOf(ctx), groupRef, input);
+  }
+}

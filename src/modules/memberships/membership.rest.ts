@@ -1,0 +1,104 @@
+import type { RouteSpec } from '../../rest/route';
+
+const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership {
+  id externalId memberId memberExternalId title orderNumber role createdAt modifiedAt
+}`;
+const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const };
+const inGroup = { groupRef: group };
+const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const } };
+const base = { resource: 'group_memberships' as const };
+
+/** Literal segments (`_bulk`, `order`) come before `/:identifier` (architecture.md). */
+export const membershipRoutes: RouteSpec[] = [
+  {
+    ...base,
+    operationId: 'getGroupMemberships',
+    summary: 'Get group memberships',
+    method: 'GET',
+    path: '/groups/:groupIdentifier/memberships',
+    status: 200,
+    refs: inGroup,
+    list: true,
+    document: `query getGroupMemberships($groupRef: RecordRef!, $limit: Int, $skip: Int, $sort: [GroupMembershipSort!]) {
+      result: groupMemberships(groupRef: $groupRef, limit: $limit, skip: $skip, sort: $sort) {
+        results { ...GroupMembershipFields } limit skip size hasNextPage
+      }
+    } ${MEMBERSHIP}`,
+  },
+  {
+    ...base,
+    operationId: 'addGroupMembership',
+    summary: 'Add group membership',
+    method: 'POST',
+    path: '/groups/:groupIdentifier/memberships',
+    status: 201,
+    refs: inGroup,
+    body: 'input',
+    document: `mutation addGroupMembership($groupRef: RecordRef!, $input: CreateGroupMembershipInput!) {
+      result: createGroupMembership(groupRef: $groupRef, input: $input) { id externalId }
+    }`,
+  },
+  {
+    ...base,
+    operationId: 'addGroupMemberships',
+    summary: 'Add group memberships (bulk)',
+    method: 'POST',
+    path: '/groups/:groupIdentifier/memberships/_bulk',
+    status: 201,
+    refs: inGroup,
+    body: 'input',
+    document: `mutation addGroupMemberships($groupRef: RecordRef!, $input: CreateGroupMembershipsInput!) {
+      result: createGroupMemberships(groupRef: $groupRef, input: $input) { id externalId }
+    }`,
+  },
+  {
+    ...base,
+    operationId: 'updateGroupMembershipsOrder',
+    summary: 'Update group memberships order',
+    method: 'PATCH',
+    path: '/groups/:groupIdentifier/memberships/order',
+    status: 204,
+    refs: inGroup,
+    body: 'input',
+    document: `mutation updateGroupMembershipsOrder($groupRef: RecordRef!, $input: GroupMembershipsOrderInput!) {
+      result: reorderGroupMemberships(groupRef: $groupRef, input: $input) { id }
+    }`,
+  },
+  {
+    ...base,
+    operationId: 'getGroupMembership',
+    summary: 'Get group membership',
+    method: 'GET',
+    path: '/groups/:groupIdentifier/memberships/:identifier',
+    status: 200,
+    refs: one,
+    document: `query getGroupMembership($groupRef: RecordRef!, $ref: RecordRef!) {
+      result: groupMembership(groupRef: $groupRef, ref: $ref) { ...GroupMembershipFields }
+    } ${MEMBERSHIP}`,
+  },
+  {
+    ...base,
+    operationId: 'updateGroupMembership',
+    summary: 'Update group membership',
+    method: 'PATCH',
+    path: '/groups/:groupIdentifier/memberships/:identifier',
+    status: 204,
+    refs: one,
+    body: 'input',
+    document: `mutation updateGroupMembership($groupRef: RecordRef!, $ref: RecordRef!, $input: UpdateGroupMembershipInput!) {
+      result: updateGroupMembership(groupRef: $groupRef, ref: $ref, input: $input) { id }
+    }`,
+  },
+  {
+    ...base,
+    operationId: 'deleteGroupMembership',
+    summary: 'Delete group membership',
+    method: 'DELETE',
+    path: '/groups/:groupIdentifier/memberships/:identifier',
+    status: 204,
+    refs: one,
+    document: `mutation deleteGroupMembership($groupRef: RecordRef!, $ref: RecordRef!) {
+      result: deleteGroupMembership(groupRef: $groupRef, ref: $ref)
+    }`,
+  },
+];

@@ -1,0 +1,80 @@
+import { expect } from 'vitest';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Group } from '../../src/modules/groups/group.entity';
+import { Member } from '../../src/modules/members/member.entity';
+import { GroupMembership } from '../../src/modules/memberships/membership.entity';
+import type { TestApp } from './app';
+
+/**
+ * Rows written straight through the ORM (real database, no mocks), so tests of one
+ * resource do not depend on another resource's routes.
+ */
+const fork = (app: TestApp) => app.runtime.orm.em.fork() as unknown as EntityManager;
+
+let seq = 0;
+const unique = (prefix: string) => `${prefix}-${process.pid}-${++seq}`;
+
+export type MemberFields = Partial<Pick<Member, 'externalId' | 'firstName' | 'lastName' | 'emailAddress'>>;
+
+export async function createMembers(app: TestApp, communityId: string, specs: MemberFields[]): Promise<Member[]> {
+  const em = fork(app);
+  const members = specs.map((spec) =>
+    em.create(Member, { communityId, externalId: unique('mem'), firstName: 'Ada', lastName: unique('L'), ...spec }),
+  );
+  await em.flush();
+  return members;
+}
+
+export async function createMember(app: TestApp, communityId: string, spec: MemberFields = {}): Promise<Member> {
+  return (await createMembers(app, communityId, [spec]))[0];
+}
+
+export async function createGroups(app: TestApp, communityId: string, count: number, spec: Partial<Pick<Group, 'externalId' | 'name'>> = {}): Promise<Group[]> {
+  const em = fork(app);
+  const groups = Array.from({ length: count }, () =>
+    em.create(Group, { communityId, name: unique('Group'), externalId: unique('grp'), ...spec }),
+  );
+  await em.flush();
+  return groups;
+}
+
+export async function createGroup(app: TestApp, communityId: string, spec: Partial<Pick<Group, 'externalId' | 'name'>> = {}): Promise<Group> {
+  return (await createGroups(app, communityId, 1, spec))[0];
+}
+
+/** Membership rows for `members` in `group`, order numbers 1..n (count triggers keep membershipCount). */
+export async function createMembershipRows(app: TestApp, group: Group, members: Member[]): Promise<GroupMembership[]> {
+  const em = fork(app);
+  const rows = members.map((m, i) =>
+    em.create(GroupMembership, { communityId: group.communityId, groupId: group.id, memberId: m.id, orderNumber: i + 1 }),
+  );
+  await em.flush();
+  return rows;
+}
+
+/** Deletes a member row; the database cascades to its memberships (and the count triggers run). */
+export async function deleteMemberRow(app: TestApp, memberId: string): Promise<void> {
+  await fork(app).nativeDelete(Member, { id: memberId });
+}
+
+/** Another key of an existing community, e.g. with fewer scopes. */
+export async function keyFor(app: TestApp, communityId: string, scopes: string[]): Promise<string> {
+  const data = await app.operator('mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', {
+    input: { communityId, scopes },
+  });
+  return data.createApiKey.key;
+}
+
+type Res = { status: number; headers: Record<string, string>; body: any };
+
+/** RFC 9457 body with the given status; `pointers` must all appear in `errors`. */
+export function expectProblem(res: Res, status: number, ...pointers: string[]): void {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String) });
+  const got = (res.body.errors ?? []).map((e: { pointer: string; detail: string }) => {
+    expect(e.detail).toEqual(expect.any(String));
+    return e.pointer;
+  });
+  for (const pointer of pointers) expect(got).toContain(pointer);
+}
