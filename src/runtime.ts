@@ -6,6 +6,8 @@ import { createApp } from './app';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
+import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
+import { tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
 
 export interface Runtime {
@@ -14,6 +16,8 @@ export interface Runtime {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
+  /** This instance's job worker, when started (see startRuntime's `worker`). */
+  queue?: JobQueue;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,13 @@ export async function resolveDatabase(config: Config, logger: Logger): Promise<{
   return { url, embedded };
 }
 
-export async function startRuntime(config: Config, databaseUrl: string, opts: { migrate?: boolean } = {}): Promise<Runtime> {
+export interface RuntimeOptions {
+  migrate?: boolean;
+  /** Run background jobs in this instance too (main.ts: yes; tests: when they need it). */
+  worker?: boolean | QueueOptions;
+}
+
+export async function startRuntime(config: Config, databaseUrl: string, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = createLogger(config.logLevel);
   const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true);
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
@@ -35,14 +45,19 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: { 
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
+  await migrateQueue(databaseUrl, logger);
   const { app, close } = await createApp({ config, orm, pool, redis, logger });
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, opts.worker === true ? {} : opts.worker) : undefined;
   return {
     app,
     orm,
     pool,
     redis,
     logger,
+    queue,
     async close() {
+      await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
       redis?.disconnect();
       await pool.end();

@@ -16,8 +16,9 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
       acquireConnectionTimeout: 5000,
       connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000 },
     },
-    // The rate limiter's table is owned by rate-limiter-flexible's query shape.
-    schemaGenerator: { skipTables: ['rate_limits'] },
+    // The rate limiter's table is owned by rate-limiter-flexible's query shape; the job
+    // queue's schema by graphile-worker's own migrations (src/jobs/queue.ts).
+    schemaGenerator: { skipTables: ['rate_limits'], ignoreSchema: ['graphile_worker'] },
     forceUtcTimezone: true,
     debug: false,
     allowGlobalContext: false,

@@ -1,9 +1,11 @@
 import { additionalFieldsModule } from './additional-fields/module';
 import { communitiesModule } from './communities/module';
 import { groupsModule } from './groups/module';
+import { importsModule } from './imports/module';
 import { membersModule } from './members/module';
 import { membershipsModule } from './memberships/module';
 import type { FeatureModule } from './module';
+import { notificationsModule } from './notifications/module';
 
 /** Every feature; the schema and the REST route table are assembled from this list. */
 export const modules: FeatureModule[] = [
@@ -12,4 +14,6 @@ export const modules: FeatureModule[] = [
   membershipsModule,
   additionalFieldsModule,
   membersModule,
+  notificationsModule,
+  importsModule,
 ];

@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createContext, type Caller } from '../context';
@@ -8,6 +8,7 @@ import { internalProblem, problem, sendProblem, STATUS } from '../errors/problem
 import type { Logger } from '../logger';
 import { checkInputValue } from './input-check';
 import { compileRoutes, type CompiledRoute } from './compile';
+import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
@@ -20,6 +21,8 @@ export interface FacadeDeps {
 }
 
 const KEY_VALUES = ['id', 'externalId'];
+export const JSON_LIMIT = '1mb';
+const jsonBody = express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'] });
 
 function hasBody(req: Request): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -29,23 +32,22 @@ function hasBody(req: Request): boolean {
 function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[]) {
   const variables: Record<string, unknown> = {};
   const sources = new Map<string, string>();
+  // `key` and `groupsKey` take only id or externalId, on every route (API-DECISIONS.md).
+  const by: Record<string, string> = {};
+  for (const param of ['key', 'groupsKey']) {
+    const value = single(req, param, issues);
+    if (value === undefined) continue;
+    if (!KEY_VALUES.includes(value)) issues.push({ pointer: `#/query/${param}`, detail: `${param} must be id or externalId` });
+    else by[param] = value;
+  }
+  if (route.idOnly && by.key === 'externalId') {
+    issues.push({ pointer: '#/query/key', detail: 'These records are addressed by id only; key must be id or absent' });
+  }
   for (const [name, binding] of Object.entries(route.refs ?? {})) {
     const value = req.params[binding.param] as string;
     sources.set(name, `#/path/${binding.param}`);
-    let by = 'id';
-    if (binding.keyParam) {
-      by = single(req, binding.keyParam, issues) ?? 'id';
-      if (!KEY_VALUES.includes(by)) {
-        issues.push({ pointer: `#/query/${binding.keyParam}`, detail: `${binding.keyParam} must be id or externalId` });
-      }
-    }
-    variables[name] = by === 'externalId' ? { externalId: value } : { id: value };
-  }
-  if (route.refs && !Object.values(route.refs).some((b) => b.keyParam === 'key')) {
-    const key = single(req, 'key', issues);
-    if (key !== undefined && key !== 'id') {
-      issues.push({ pointer: '#/query/key', detail: 'These records are addressed by id only; key must be id or absent' });
-    }
+    const externalId = binding.keyParam !== null && by[binding.keyParam] === 'externalId';
+    variables[name] = externalId ? { externalId: value } : { id: value };
   }
   if (route.list) {
     for (const name of ['limit', 'skip'] as const) {
@@ -59,8 +61,10 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
     sources.set(route.body, 'body');
     let body: unknown = req.body;
     if (!hasBody(req)) body = {};
+    else if (route.csv && req.is(CSV_TYPES)) body = csvInput(String(req.body ?? ''), route.variableTypes.get(route.body)!, route.csv, issues);
     else if (!req.is(['application/json', 'application/*+json'])) {
-      issues.push({ pointer: '/', detail: 'The body must be JSON (Content-Type: application/json)' });
+      const types = route.csv ? 'JSON or CSV (Content-Type: application/json or text/csv)' : 'JSON (Content-Type: application/json)';
+      issues.push({ pointer: '/', detail: `The body must be ${types}` });
     }
     if (body !== undefined && issues.every((i) => i.pointer !== '/')) {
       for (const issue of checkInputValue(route.variableTypes.get(route.body)!, body)) {
@@ -72,11 +76,31 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
   return { variables, sources };
 }
 
+/**
+ * The key's scope is checked before the body is read, so a key that may not write never
+ * learns how its body would have been judged. The core checks the same scope again
+ * (`authChecker`), which is what GraphQL callers meet.
+ */
+function requireScope(route: RouteSpec) {
+  const scope = `${route.resource}:${route.method === 'GET' ? 'read' : 'write'}`;
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const caller = res.locals.caller as Caller | undefined;
+    if (caller?.kind === 'key' && !caller.scopes.has(scope)) {
+      sendProblem(res, problem(403, `The API key lacks the scope ${scope}`));
+      return;
+    }
+    next();
+  };
+}
+
 export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
   const router = express.Router();
   for (const route of compileRoutes(deps.schema, specs)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
-    router[method](route.path, async (req: Request, res: Response) => {
+    // Only routes that take a body read one: a body sent with a GET is ignored, not parsed.
+    const parsers = route.body ? [jsonBody, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
+    if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
+    router[method](route.path, requireScope(route), ...parsers, async (req: Request, res: Response) => {
       const issues: QueryIssue[] = [];
       const { variables, sources } = bindVariables(route, req, issues);
       if (issues.length) {

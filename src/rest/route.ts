@@ -10,6 +10,16 @@ export interface RefBinding {
 }
 
 /**
+ * Lets a route also take a `text/csv` body (header row): its records become the list field
+ * `rows` of the body variable, each cell typed like the row input's field (csv.ts).
+ */
+export interface CsvBinding {
+  rows: string;
+  /** Splits a cell of a list field (default `;`). */
+  listSeparator?: string;
+}
+
+/**
  * One REST route = one static GraphQL operation. Its selection aliased `result`
  * is the answer; variables come from path refs, the body and list parameters.
  */
@@ -25,6 +35,10 @@ export interface RouteSpec {
   refs?: Record<string, RefBinding>;
   /** Variable receiving the JSON body. */
   body?: string;
+  /** The body may also be CSV (needs `body`). */
+  csv?: CsvBinding;
+  /** Records addressed by id only (additional fields): `key=externalId` is a 400 on every route. */
+  idOnly?: boolean;
   /** Binds `limit`, `skip` and `sort` and answers a list response with `_links`. */
   list?: boolean;
 }

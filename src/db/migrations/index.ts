@@ -1,8 +1,10 @@
 import { Migration20261122000000_foundation } from './Migration20261122000000_foundation';
 import { Migration20261122010000_members } from './Migration20261122010000_members';
+import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
   { name: 'Migration20261122010000_members', class: Migration20261122010000_members },
+  { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
 ];

@@ -9,7 +9,8 @@ import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.
 
 const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
 
-function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
+/** Exported: group imports check their rows with the same rules (modules/imports). */
+export function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
   new Checks(['input'])
     .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
     .string('name', input.name, { min: 1, max: 256 })

@@ -1,0 +1,125 @@
+import { Logger as WorkerLogger, run, runMigrations, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
+import { Pool } from 'pg';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../logger';
+
+/**
+ * The durable job queue: graphile-worker on the service's own PostgreSQL (docs/jobs.md).
+ * Jobs are rows in the `graphile_worker` schema, so they survive restarts and crashes,
+ * and every instance running a worker takes its share with `FOR UPDATE SKIP LOCKED`.
+ */
+export const QUEUE_SCHEMA = 'graphile_worker';
+
+/** What a task handler gets besides its payload. */
+export interface TaskDeps {
+  orm: MikroORM;
+  logger: Logger;
+}
+export type TaskHandler = (payload: unknown, helpers: JobHelpers, deps: TaskDeps) => Promise<void>;
+
+export interface QueueOptions {
+  /** Jobs run at once by this instance (default 2). */
+  concurrency?: number;
+  /** How often a worker looks for jobs that became due (ms, default 1000); new jobs arrive by LISTEN/NOTIFY at once. */
+  pollInterval?: number;
+}
+
+export interface JobQueue {
+  /** Graceful: takes no new jobs, lets running ones finish (they stop at their next checkpoint), then closes. */
+  stop(): Promise<void>;
+}
+
+const LEVELS = { error: 'error', warning: 'warn', info: 'info', debug: 'debug' } as const;
+
+function workerLogger(logger: Logger): WorkerLogger {
+  const log = logger.child({ component: 'jobs' });
+  return new WorkerLogger(() => (level, message, meta) => {
+    log[LEVELS[level as keyof typeof LEVELS] ?? 'info'](meta ?? {}, message);
+  });
+}
+
+/**
+ * Creates or upgrades the queue's schema with graphile-worker's own migrations. Safe to run
+ * from several instances at once (it detects a concurrent migration) and a single query when
+ * up to date; run at every start because requests enqueue jobs in their own transactions.
+ */
+export async function migrateQueue(databaseUrl: string, logger: Logger): Promise<void> {
+  const pool = queuePool(databaseUrl, 1, logger);
+  try {
+    await runMigrations({ pgPool: pool, schema: QUEUE_SCHEMA, logger: workerLogger(logger) });
+  } finally {
+    await pool.end();
+  }
+}
+
+/** graphile-worker wants both handlers, so a dropped connection is logged instead of crashing the process. */
+function queuePool(databaseUrl: string, max: number, logger: Logger): Pool {
+  const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5000 });
+  const warn = (err: Error) => logger.warn({ err: err.message }, 'job queue connection error');
+  pool.on('error', warn);
+  pool.on('connect', (client) => client.on('error', warn));
+  return pool;
+}
+
+/** Starts this instance's worker pool for `tasks`; it shares the queue with every other instance. */
+export async function startQueue(
+  databaseUrl: string,
+  deps: TaskDeps,
+  tasks: Record<string, TaskHandler>,
+  opts: QueueOptions = {},
+): Promise<JobQueue> {
+  const concurrency = opts.concurrency ?? 2;
+  // Its own pool: one connection LISTENs, the rest run jobs; API requests never wait for them.
+  const pool = queuePool(databaseUrl, concurrency + 2, deps.logger);
+  const taskList: TaskList = {};
+  for (const [name, handler] of Object.entries(tasks)) {
+    taskList[name] = (payload, helpers) => handler(payload, helpers, deps);
+  }
+  let runner: Runner;
+  try {
+    runner = await run({
+      pgPool: pool,
+      schema: QUEUE_SCHEMA,
+      taskList,
+      concurrency,
+      pollInterval: opts.pollInterval ?? 1000,
+      noHandleSignals: true, // main.ts owns the signals and stops us in order
+      parsedCronItems: [],
+      logger: workerLogger(deps.logger),
+    });
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    stop() {
+      stopped ??= runner.stop().finally(() => pool.end());
+      return stopped;
+    },
+  };
+}
+
+export interface EnqueueOptions {
+  /** Not before this time; default now. */
+  runAt?: Date;
+  /** At most one pending job per key: adding again replaces it (and `removeJob` can cancel it). */
+  jobKey?: string;
+  maxAttempts?: number;
+}
+
+/**
+ * Adds a job in the caller's transaction (`em` inside `transactional`): the job exists if and
+ * only if the records it works on were committed, so nothing is queued for a failed request.
+ */
+export async function enqueue(em: EntityManager, task: string, payload: object, opts: EnqueueOptions = {}): Promise<void> {
+  await em.execute(
+    `select 1 from ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => ?, job_key => ?)`,
+    [task, JSON.stringify(payload), opts.runAt?.toISOString() ?? null, opts.maxAttempts ?? 10, opts.jobKey ?? null],
+  );
+}
+
+/** Drops the pending job of `jobKey` (a running one is not retried); in the caller's transaction. */
+export async function removeJob(em: EntityManager, jobKey: string): Promise<void> {
+  await em.execute(`select 1 from ${QUEUE_SCHEMA}.remove_job(?)`, [jobKey]);
+}

@@ -1,0 +1,54 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isId } from '../../common/ids';
+import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
+import { invalid, notFound } from '../../errors/app-error';
+import { enqueue } from '../../jobs/queue';
+import { ImportJob, ImportRowError, type ImportKind } from './import-job.entity';
+
+export const RUN_IMPORT = 'import_run';
+/** Far above what the 1 MiB body allows; a guard for GraphQL callers. */
+export const MAX_IMPORT_ROWS = 100_000;
+
+export class ImportService {
+  constructor(private readonly em: EntityManager) {}
+
+  /**
+   * Stores the rows with a QUEUED job and enqueues its run, in one transaction: the client's
+   * 202 means the import will run even if this instance dies right after answering.
+   */
+  async start(communityId: string, kind: ImportKind, field: 'groups' | 'members', rows: object[]): Promise<ImportJob> {
+    if (!rows.length) throw invalid([{ path: ['input', field], detail: `${field} must hold at least one row` }]);
+    if (rows.length > MAX_IMPORT_ROWS) {
+      throw invalid([{ path: ['input', field], detail: `${field} may hold at most ${MAX_IMPORT_ROWS} rows` }]);
+    }
+    return this.em.transactional(async (tx) => {
+      const job = tx.create(ImportJob, { communityId, kind, total: rows.length, payload: rows.map((r) => ({ ...r })) });
+      await tx.flush();
+      await enqueue(tx, RUN_IMPORT, { importJobId: job.id }, { jobKey: `import:${job.id}` });
+      return job;
+    });
+  }
+
+  async get(communityId: string, id: string): Promise<ImportJob> {
+    const job = isId(id) ? await this.em.findOne(ImportJob, { id, communityId }) : null;
+    if (!job) throw notFound('Import job');
+    return job;
+  }
+
+  async list(communityId: string, args: PageArgs): Promise<Page<ImportJob>> {
+    const { limit, skip, orderBy } = pageWindow(args);
+    const rows = await this.em.find(ImportJob, { communityId }, { orderBy, limit: limit + 1, offset: skip });
+    return toPage(rows, limit, skip);
+  }
+
+  /** The job's row errors in row order; `job` was already read for the caller's community. */
+  async errors(job: ImportJob, args: PageArgs): Promise<Page<ImportRowError>> {
+    const { limit, skip } = pageWindow(args);
+    const rows = await this.em.find(
+      ImportRowError,
+      { importJobId: job.id },
+      { orderBy: [{ row: 'asc' }, { id: 'asc' }], limit: limit + 1, offset: skip },
+    );
+    return toPage(rows, limit, skip);
+  }
+}

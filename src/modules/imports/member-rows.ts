@@ -1,0 +1,156 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { anyOf, arrayOf } from '../../jobs/sql';
+import { memberIssues } from '../members/member.checks';
+import type { MemberImportRow } from './import.inputs';
+import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
+
+interface MemberValues {
+  row: number;
+  external_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email_address: string | null;
+}
+
+function upsertMembers(em: EntityManager, communityId: string, rows: MemberValues[], now: Date) {
+  return em.execute<{ inserted: boolean }[]>(
+    `insert into members (id, community_id, external_id, first_name, last_name, email_address, created_at, modified_at)
+     select gen_random_uuid(), ?, r.external_id, r.first_name, r.last_name, r.email_address, ?, ?
+       from jsonb_to_recordset(?::jsonb) as r(external_id text, first_name text, last_name text, email_address text)
+     on conflict (community_id, external_id) do update
+        set first_name = excluded.first_name, last_name = excluded.last_name,
+            email_address = excluded.email_address, modified_at = excluded.modified_at
+      where (members.first_name, members.last_name, members.email_address)
+            is distinct from (excluded.first_name, excluded.last_name, excluded.email_address)
+     returning (xmax = 0) as inserted`,
+    [communityId, now, now, JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Memberships named by groupExternalIds, appended at the end of each group's order; existing
+ * ones are skipped. The group rows are locked first (in id order), as every membership writer
+ * does, so the maximum order number read here stays the maximum; the count triggers keep
+ * membershipCount exact. Lookups go by index (anyOf); only the insert is set-based SQL.
+ */
+async function addMemberships(em: EntityManager, communityId: string, pairs: { externalId: string; groupId: string }[], now: Date) {
+  if (!pairs.length) return 0;
+  const groupIds = [...new Set(pairs.map((p) => p.groupId))];
+  await em.execute(`select id from groups where id = ${anyOf('uuid')} order by id for update`, [arrayOf(groupIds)]);
+  const members = await em.execute<{ id: string; external_id: string }[]>(
+    `select id, external_id from members where community_id = ? and external_id = ${anyOf()}`,
+    [communityId, arrayOf(new Set(pairs.map((p) => p.externalId)))],
+  );
+  const memberId = new Map(members.map((m) => [m.external_id, m.id]));
+  const existing = await em.execute<{ group_id: string; member_id: string }[]>(
+    `select group_id, member_id from group_memberships where member_id = ${anyOf('uuid')} and group_id = ${anyOf('uuid')}`,
+    [arrayOf(memberId.values()), arrayOf(groupIds)],
+  );
+  const tops = await em.execute<{ group_id: string; top: number }[]>(
+    `select group_id, max(order_number) as top from group_memberships where group_id = ${anyOf('uuid')} group by group_id`,
+    [arrayOf(groupIds)],
+  );
+  const taken = new Set(existing.map((e) => `${e.group_id}/${e.member_id}`));
+  const next = new Map(tops.map((t) => [t.group_id, Number(t.top)]));
+  const rows: { group_id: string; member_id: string; order_number: number }[] = [];
+  for (const { externalId, groupId } of pairs) {
+    const member = memberId.get(externalId);
+    if (!member || taken.has(`${groupId}/${member}`)) continue;
+    taken.add(`${groupId}/${member}`);
+    const order = (next.get(groupId) ?? 0) + 1;
+    next.set(groupId, order);
+    rows.push({ group_id: groupId, member_id: member, order_number: order });
+  }
+  if (!rows.length) return 0;
+  const inserted = await em.execute(
+    `insert into group_memberships (id, community_id, group_id, member_id, role, order_number, created_at, modified_at)
+     select gen_random_uuid(), ?, r.group_id, r.member_id, 'MEMBER', r.order_number, ?, ?
+       from jsonb_to_recordset(?::jsonb) as r(group_id uuid, member_id uuid, order_number int)
+     on conflict (group_id, member_id) do nothing
+     returning 1`,
+    [communityId, now, now, JSON.stringify(rows)],
+  );
+  return inserted.length;
+}
+
+/**
+ * One batch of a member import, in the caller's transaction. Field rules come from the
+ * members module (memberIssues); emailAddress must be unique in the community, checked
+ * against the file so far and the database (locked rows), and finally by its unique index.
+ */
+export async function applyMemberBatch(
+  tx: EntityManager,
+  communityId: string,
+  batch: NumberedRow<MemberImportRow>[],
+  state: RunState,
+): Promise<BatchOutcome> {
+  const issues = new RowIssues();
+  const emails = batch.map((r) => r.data.emailAddress).filter((e): e is string => typeof e === 'string');
+  const groupRefs = new Set(batch.flatMap((r) => r.data.groupExternalIds ?? []));
+  const existing = await tx.execute<Omit<MemberValues, 'row'>[]>(
+    `select external_id, first_name, last_name, email_address from members
+      where community_id = ? and external_id = ${anyOf()}
+      order by id for update`,
+    [communityId, arrayOf(batch.map((r) => r.data.externalId))],
+  );
+  const emailHolders = await tx.execute<{ external_id: string | null; email: string }[]>(
+    `select external_id, lower(email_address) as email from members
+      where community_id = ? and lower(email_address) = ${anyOf()}`,
+    [communityId, arrayOf(emails.map((e) => e.toLowerCase()))],
+  );
+  const groups = await tx.execute<{ id: string; external_id: string }[]>(
+    `select id, external_id from groups where community_id = ? and external_id = ${anyOf()}`,
+    [communityId, arrayOf(groupRefs)],
+  );
+  const current = new Map(existing.map((m) => [m.external_id, m]));
+  const holder = new Map(emailHolders.map((h) => [h.email, h.external_id]));
+  const groupId = new Map(groups.map((g) => [g.external_id, g.id]));
+
+  const good: MemberValues[] = [];
+  const pairs: { externalId: string; groupId: string }[] = [];
+  for (const { row, data } of batch) {
+    const first = state.firstRow.get(data.externalId);
+    if (first !== row) {
+      issues.add(row, 'externalId', `externalId "${data.externalId}" was already given in row ${first}`);
+      continue;
+    }
+    const before = current.get(data.externalId);
+    const { groupExternalIds, ...fields } = data;
+    issues.addAll(row, memberIssues(fields, [], !before));
+    (groupExternalIds ?? []).forEach((ref, i) => {
+      if (!groupId.has(ref)) issues.add(row, `groupExternalIds.${i}`, `No group with externalId "${ref}" in this community`);
+    });
+    const pick = (key: 'firstName' | 'lastName' | 'emailAddress', fallback: string | null | undefined) =>
+      (data[key] !== undefined ? data[key] : fallback) ?? null;
+    const email = pick('emailAddress', before?.email_address);
+    if (email && !issues.has(row)) {
+      const lower = email.toLowerCase();
+      const owner = state.emailOwner.get(lower) ?? (holder.has(lower) ? holder.get(lower) : data.externalId);
+      if (owner !== data.externalId) issues.add(row, 'emailAddress', 'emailAddress is already used by another member');
+    }
+    if (issues.has(row)) continue;
+    if (email) state.emailOwner.set(email.toLowerCase(), data.externalId);
+    good.push({
+      row,
+      external_id: data.externalId,
+      first_name: pick('firstName', before?.first_name),
+      last_name: pick('lastName', before?.last_name),
+      email_address: email,
+    });
+    for (const ref of groupExternalIds ?? []) pairs.push({ externalId: data.externalId, groupId: groupId.get(ref)! });
+  }
+
+  const now = new Date();
+  const conflicted = new Set<string>();
+  const written = await writeRows(tx, good, (em, rows) => upsertMembers(em, communityId, rows, now), (m) => {
+    conflicted.add(m.external_id);
+    issues.add(m.row, 'emailAddress', 'emailAddress is already used by another member');
+  });
+  const membershipsCreated = await addMemberships(tx, communityId, pairs.filter((p) => !conflicted.has(p.externalId)), now);
+  return {
+    ...countWrites(written, good.length - conflicted.size),
+    failed: issues.failedRows,
+    membershipsCreated,
+    issues: issues.list,
+  };
+}

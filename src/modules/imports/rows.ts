@@ -1,0 +1,107 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError, type FieldIssue } from '../../errors/app-error';
+
+/** One problem with one data row; rows are numbered from 1 (JSON: index + 1; CSV: record after the header). */
+export interface RowIssue {
+  row: number;
+  field: string | null;
+  detail: string;
+}
+
+export interface NumberedRow<T> {
+  row: number;
+  data: T;
+}
+
+export interface BatchOutcome {
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+  membershipsCreated: number;
+  issues: RowIssue[];
+}
+
+/** What one run remembers across its batches (rebuilt from the rows when a run resumes). */
+export interface RunState {
+  /** externalId -> first row that names it; later rows with it are duplicates. */
+  firstRow: Map<string, number>;
+  /** lower(emailAddress) -> externalId of the first row claiming it in this file. */
+  emailOwner: Map<string, string>;
+}
+
+/** The issues a throwing check reported (Checks.done() throws one AppError). */
+export function issuesOf(check: () => void): FieldIssue[] {
+  try {
+    check();
+    return [];
+  } catch (err) {
+    if (err instanceof AppError) return err.issues;
+    throw err;
+  }
+}
+
+/** `['input', 'name']` or `['name']` -> `name`; an empty path concerns the whole row. */
+export function fieldOf(path: (string | number)[]): string | null {
+  const rest = path[0] === 'input' ? path.slice(1) : path;
+  return rest.length ? rest.join('.') : null;
+}
+
+/** Collects the issues of a batch and which rows failed. */
+export class RowIssues {
+  readonly list: RowIssue[] = [];
+  private readonly rows = new Set<number>();
+
+  add(row: number, field: string | null, detail: string): void {
+    this.list.push({ row, field, detail });
+    this.rows.add(row);
+  }
+
+  addAll(row: number, issues: FieldIssue[]): void {
+    for (const issue of issues) this.add(row, fieldOf(issue.path), issue.detail);
+  }
+
+  has(row: number): boolean {
+    return this.rows.has(row);
+  }
+
+  get failedRows(): number {
+    return this.rows.size;
+  }
+}
+
+/**
+ * Set-based write first, inside a savepoint. When a unique constraint still trips (a
+ * concurrent writer, or values swapped between rows of one batch), the batch is written row
+ * by row, each in its own savepoint, so only the offending rows fail.
+ */
+export async function writeRows<T, R>(
+  tx: EntityManager,
+  rows: T[],
+  write: (em: EntityManager, rows: T[]) => Promise<R[]>,
+  onConflict: (row: T) => void,
+): Promise<R[]> {
+  if (!rows.length) return [];
+  try {
+    return await tx.transactional((sp) => write(sp, rows));
+  } catch (err) {
+    if (!(err instanceof UniqueConstraintViolationException)) throw err;
+  }
+  const results: R[] = [];
+  for (const row of rows) {
+    try {
+      results.push(...(await tx.transactional((sp) => write(sp, [row]))));
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+      onConflict(row);
+    }
+  }
+  return results;
+}
+
+/** Counts of an upsert that returned `inserted` for every row it wrote (unchanged rows return nothing). */
+export function countWrites(written: { inserted: boolean }[], attempted: number) {
+  const created = written.filter((w) => w.inserted).length;
+  return { created, updated: written.length - created, unchanged: attempted - written.length };
+}
