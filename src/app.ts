@@ -15,8 +15,10 @@ import { buildSchema } from './graphql/schema';
 import { createApollo } from './graphql/server';
 import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
-import { createFacade } from './rest/facade';
+import { createFacade, JSON_LIMIT } from './rest/facade';
 import { routes } from './rest/routes';
+import { openApiDocument } from './openapi';
+import { openApiRouter } from './openapi/http';
 
 export interface AppDeps {
   config: Config;
@@ -27,7 +29,6 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-const JSON_LIMIT = '1mb';
 
 function requestIds(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -107,6 +108,9 @@ export async function createApp(deps: AppDeps) {
     }
   });
 
+  // Before the /api/v1 gate: the contract and its docs page are readable without a key.
+  app.use(openApiRouter(openApiDocument(schema)));
+
   const v1 = express.Router();
   v1.use(async (req, res, next) => {
     const outcome = await gate.check(req, res);
@@ -117,7 +121,6 @@ export async function createApp(deps: AppDeps) {
     if (outcome.retryAfter !== undefined) res.setHeader('Retry-After', String(outcome.retryAfter));
     sendProblem(res, problem(outcome.status, outcome.detail));
   });
-  v1.use(express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'] }));
   v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);

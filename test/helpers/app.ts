@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import request from 'supertest';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config';
-import { startRuntime, type Runtime } from '../../src/runtime';
+import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
+import { withContract } from './contract';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
 
@@ -22,12 +23,14 @@ export interface Tenant {
   keyId: string;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** `opts.worker`: also run the background job worker (notifications, imports). */
+export async function startTestApp(env: Record<string, string> = {}, opts: Pick<RuntimeOptions, 'worker'> = {}): Promise<TestApp> {
   // Failed-key attempts are counted per address across the whole run; tests that need the
   // limit set it themselves (with their own forwarded address).
   const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN, AUTH_FAILURES_PER_WINDOW: '1000000', ...env });
-  const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false });
-  const http = request(runtime.app);
+  const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false, worker: opts.worker });
+  // Every /api/v1 response of every test is checked against the OpenAPI document.
+  const http = withContract(request(runtime.app));
   const operator = async (query: string, variables?: Record<string, unknown>) => {
     const res = await http.post('/graphql').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ query, variables });
     if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));

@@ -1,0 +1,162 @@
+import type { GraphQLSchema } from 'graphql';
+import { compileRoutes, type CompiledRoute } from '../rest/compile';
+import type { RouteSpec } from '../rest/route';
+import {
+  ERRORS,
+  errorResponses,
+  headerComponents,
+  listLinksSchema,
+  parameterComponents,
+  problemSchema,
+  ref,
+  securitySchemes,
+  successHeaders,
+} from './components';
+import type { JsonSchema, SchemaRegistry } from './json-schema';
+import { parameters, requestBody } from './request';
+import { resultSchema } from './selection';
+
+export type OpenApiDocument = Record<string, any>;
+
+/** Where the document itself is served (before the key gate: clients read it without a key). */
+export const DOCUMENT_PATH = '/openapi.json';
+
+const INFO_DESCRIPTION = [
+  'REST facade of the community management API. Every call carries the community API key',
+  '(`X-API-Key` header or `api_key` query parameter). Each key may make a limited number of',
+  'requests per hour; every response to a request with a valid key carries the `X-RateLimit-*`',
+  'headers, and a 429 carries `Retry-After`. Errors are RFC 9457 problem details',
+  '(`application/problem+json`). Lists take `limit`, `skip` and `sort` and answer',
+  '`{ results, _links, limit, skip, size }`.',
+].join(' ');
+
+/** `/groups/:groupIdentifier/memberships` -> `/groups/{groupIdentifier}/memberships` and its params. */
+export function openApiPath(expressPath: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const path = expressPath
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment;
+      const name = segment.slice(1);
+      // Other Express syntax (optional, regex, wildcard) would need its own documentation.
+      if (!/^\w+$/.test(name)) throw new Error(`Path ${expressPath}: only plain :params can be documented`);
+      params.push(name);
+      return `{${name}}`;
+    })
+    .join('/');
+  if (/[*?()]/.test(path)) throw new Error(`Path ${expressPath}: only plain :params can be documented`);
+  return { path, params };
+}
+
+function successResponse(route: CompiledRoute, schema: GraphQLSchema) {
+  const headers = successHeaders();
+  if (route.status === 204) return { description: 'Done; no content.', headers };
+  let body = resultSchema(schema, route.parsed);
+  if (route.list) {
+    const page = body as { properties: Record<string, JsonSchema> };
+    body = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['results', '_links', 'limit', 'size'],
+      properties: {
+        results: page.properties.results,
+        _links: ref('schemas', 'ListLinks'),
+        limit: page.properties.limit,
+        skip: { ...page.properties.skip, description: 'Echo of the offset.' },
+        size: { ...page.properties.size, description: 'Number of records in this page.' },
+      },
+    };
+  }
+  const description = { 200: 'OK', 201: 'Created', 202: 'Accepted; the work runs in the background.' }[route.status];
+  return { description, headers, content: { 'application/json': { schema: body } } };
+}
+
+/** Statuses any route of this shape can answer, decided from the route's shape only. */
+export function errorStatuses(route: RouteSpec): number[] {
+  const statuses = [400, 401, 403, 429, 500, 503];
+  if (route.refs && Object.keys(route.refs).length) statuses.push(404);
+  if (route.method === 'POST' || route.method === 'PATCH') statuses.push(409);
+  // Only body routes read a body (the facade mounts its parsers per route).
+  if (route.body) statuses.push(413, 415);
+  return statuses.sort((a, b) => a - b);
+}
+
+function operation(route: CompiledRoute, schema: GraphQLSchema, registry: SchemaRegistry) {
+  const { params: pathParams } = openApiPath(route.path);
+  const access = route.method === 'GET' ? 'read' : 'write';
+  const op: Record<string, unknown> = {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: `Requires scope \`${route.resource}:${access}\` (or \`${route.resource}\`).`,
+    tags: [route.resource],
+  };
+  const params = parameters(route, pathParams);
+  if (params.length) op.parameters = params;
+  if (route.body) op.requestBody = requestBody(route, registry);
+  op.responses = {
+    [route.status]: successResponse(route, schema),
+    ...Object.fromEntries(errorStatuses(route).map((s) => [s, ref('responses', ERRORS[s].name)])),
+  };
+  return op;
+}
+
+const documentOperation = {
+  operationId: 'getOpenApiDocument',
+  summary: 'This OpenAPI document',
+  description: 'Readable without an API key.',
+  tags: ['documentation'],
+  security: [],
+  responses: {
+    200: {
+      description: 'The OpenAPI 3.1 document.',
+      headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+  },
+};
+
+/** Builds the OpenAPI 3.1 document from the route table and the GraphQL schema, nothing else. */
+export function buildOpenApi(schema: GraphQLSchema, specs: RouteSpec[], version: string): OpenApiDocument {
+  const registry: SchemaRegistry = {};
+  const paths: Record<string, Record<string, unknown>> = {};
+  const tags: string[] = [];
+  for (const route of compileRoutes(schema, specs)) {
+    const { path } = openApiPath(route.path);
+    const method = route.method.toLowerCase();
+    if (paths[path]?.[method]) throw new Error(`Route ${route.operationId}: ${route.method} ${path} is defined twice`);
+    (paths[path] ??= {})[method] = operation(route, schema, registry);
+    if (!tags.includes(route.resource)) tags.push(route.resource);
+  }
+  paths[DOCUMENT_PATH] = { get: documentOperation };
+  return pruneUnused({
+    openapi: '3.1.0',
+    info: { title: 'Community management API', version, description: INFO_DESCRIPTION },
+    servers: [{ url: '/api/v1' }],
+    security: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
+    tags: [
+      ...tags.map((name) => ({ name, description: `Scopes \`${name}:read\` (GET) and \`${name}:write\` (POST, PATCH, DELETE).` })),
+      { name: 'documentation', description: 'This document.' },
+    ],
+    paths,
+    components: {
+      schemas: { Problem: problemSchema, ListLinks: listLinksSchema, ...sortKeys(registry) },
+      responses: errorResponses(),
+      parameters: { ...parameterComponents }, // a copy: pruneUnused deletes from it
+      headers: headerComponents,
+      securitySchemes,
+    },
+  });
+}
+
+/** Drops shared parameters and responses no route refers to (a lint warning, and noise in the docs). */
+function pruneUnused(doc: OpenApiDocument): OpenApiDocument {
+  const used = JSON.stringify(doc.paths);
+  for (const kind of ['parameters', 'responses']) {
+    for (const name of Object.keys(doc.components[kind])) {
+      if (!used.includes(`"#/components/${kind}/${name}"`)) delete doc.components[kind][name];
+    }
+  }
+  return doc;
+}
+
+const sortKeys = <T>(o: Record<string, T>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));

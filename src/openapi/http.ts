@@ -1,0 +1,29 @@
+import express, { type Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { DOCUMENT_PATH, type OpenApiDocument } from './document';
+
+const UI_OPTIONS = {
+  customSiteTitle: 'Community management API',
+  swaggerOptions: {
+    // Relative to /docs/, so the page also works behind a path prefix; the document needs no key.
+    url: `../api/v1${DOCUMENT_PATH}`,
+    // Swagger UI would otherwise ask validator.swagger.io for a badge: the page must work offline.
+    validatorUrl: null,
+  },
+};
+
+/**
+ * `GET /api/v1/openapi.json` and the Swagger UI page at `/docs`. Mounted before the
+ * `/api/v1` key gate: reading the contract needs no key. Every asset comes from
+ * swagger-ui-dist in node_modules, none from a CDN.
+ */
+export function openApiRouter(doc: OpenApiDocument): Router {
+  const router = express.Router();
+  const body = JSON.stringify(doc);
+  router.get(`/api/v1${DOCUMENT_PATH}`, (_req, res) => {
+    res.type('application/json').send(body);
+  });
+  // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.
+  router.use('/docs', ...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
+  return router;
+}

@@ -1,0 +1,57 @@
+import { GraphQLList, GraphQLNonNull, getNullableType } from 'graphql';
+import type { CompiledRoute } from '../rest/compile';
+import { CSV_TYPES, csvRowType } from '../rest/csv';
+import { ref } from './components';
+import { hasRequiredFields, inputSchema, type JsonSchema, type SchemaRegistry } from './json-schema';
+
+/** Path parameters, key switches and list parameters of one route, read from its RouteSpec. */
+export function parameters(route: CompiledRoute, pathParams: string[]) {
+  const bindings = Object.values(route.refs ?? {});
+  const out: object[] = pathParams.map((name) => {
+    const binding = bindings.find((b) => b.param === name);
+    const description = !binding
+      ? undefined
+      : binding.keyParam
+        ? `The record's service id, or its externalId with \`${binding.keyParam}=externalId\`.`
+        : 'The record\'s service id (externalId addressing is not offered here).';
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' } };
+  });
+  for (const keyParam of new Set(bindings.map((b) => b.keyParam))) {
+    if (keyParam) out.push(ref('parameters', keyParam));
+  }
+  if (route.list) {
+    const field = `(${route.sortFields.join('|')})(:(asc|desc))?`;
+    out.push(ref('parameters', 'limit'), ref('parameters', 'skip'), {
+      name: 'sort',
+      in: 'query',
+      description:
+        `Sortable fields: ${route.sortFields.map((f) => `\`${f}\``).join(', ')}. Each entry is \`field\` or ` +
+        '`field:asc|desc`; entries are comma-separated and later ones break ties of earlier ones. ' +
+        'Default: createdAt ascending; ties always end with createdAt, then id, ascending.',
+      schema: { type: 'string', pattern: `^${field}(,${field})*$` },
+    });
+  }
+  return out;
+}
+
+/** The JSON body from the GraphQL input type of the body variable; CSV too where the route binds it. */
+export function requestBody(route: CompiledRoute, registry: SchemaRegistry) {
+  const type = route.variableTypes.get(route.body!)!;
+  const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema: inputSchema(type, registry) } };
+  if (route.csv) {
+    // The columns are the fields of the row input type the facade converts each line into (src/rest/csv.ts).
+    const row = csvRowType(type, route.csv);
+    const fields = Object.values(row.getFields());
+    const columns = fields.map((f) => `\`${f.name}\`${f.type instanceof GraphQLNonNull ? ' (required)' : ''}`);
+    const lists = fields.some((f) => getNullableType(f.type) instanceof GraphQLList);
+    const schema = {
+      type: 'string',
+      description:
+        `CSV instead of JSON: a header row, then one ${row.name} per line (the \`${route.csv.rows}\` of the JSON body). ` +
+        `Columns: ${columns.join(', ')}.` +
+        (lists ? ` Cells of list fields are separated by \`${route.csv.listSeparator ?? ';'}\`.` : ''),
+    };
+    for (const mediaType of CSV_TYPES) content[mediaType] = { schema };
+  }
+  return { required: hasRequiredFields(type), content };
+}
