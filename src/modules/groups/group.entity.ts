@@ -56,5 +56,5 @@ export class Group {
 
   @Field()
   @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
+  modifiedAt: Date = this.createdAt;
 }
