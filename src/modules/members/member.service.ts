@@ -148,7 +148,18 @@ export class MemberService {
   /** Its memberships go with it (foreign key cascade); a trigger keeps groups' membershipCount exact. */
   async remove(communityId: string, ref: RecordRef): Promise<boolean> {
     const where = refWhere(ref);
-    const deleted = where ? await this.em.nativeDelete(Member, { ...where, communityId }) : 0;
+    if (!where) throw notFound('Member');
+    // Lock the member's groups first, in id order: the cascade's count trigger updates them,
+    // and every membership write locks its group before its rows, so no deadlock is possible.
+    const deleted = await this.em.transactional(async (tem) => {
+      const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
+      if (!member) return 0;
+      await tem.getConnection().execute(
+        'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
+        [member.id],
+      );
+      return tem.nativeDelete(Member, { id: member.id, communityId });
+    });
     if (!deleted) throw notFound('Member');
     return true;
   }
