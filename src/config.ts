@@ -21,6 +21,8 @@ export interface Config {
   corsOrigins: string[] | '*';
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  jobConcurrency: number;
+  jobStaleSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -98,5 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     graphqlMaxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 12, 2, 100),
     graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 100_000, 10, 100_000_000),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
+    jobStaleSeconds: int(env, 'JOB_WORKER_STALE_SECONDS', 30, 2, 86_400),
   };
 }

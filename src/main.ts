@@ -7,7 +7,9 @@ async function main() {
   const config = loadConfig();
   const bootLogger = createLogger(config.logLevel);
   const { url, embedded } = await resolveDatabase(config, bootLogger);
-  const runtime = await startRuntime(config, url, { worker: true });
+  const runtime = await startRuntime(config, url, {
+    worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
+  });
   const server = await listen(runtime.app, config.port);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

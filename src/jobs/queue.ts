@@ -2,6 +2,7 @@ import { Logger as WorkerLogger, run, runMigrations, type JobHelpers, type Runne
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
+import { WorkerLiveness } from './liveness';
 
 /**
  * The durable job queue: graphile-worker on the service's own PostgreSQL (docs/jobs.md).
@@ -22,6 +23,8 @@ export interface QueueOptions {
   concurrency?: number;
   /** How often a worker looks for jobs that became due (ms, default 1000); new jobs arrive by LISTEN/NOTIFY at once. */
   pollInterval?: number;
+  /** Seconds without a heartbeat after which a worker counts as dead (default 30). */
+  staleSeconds?: number;
 }
 
 export interface JobQueue {
@@ -75,9 +78,11 @@ export async function startQueue(
   for (const [name, handler] of Object.entries(tasks)) {
     taskList[name] = (payload, helpers) => handler(payload, helpers, deps);
   }
+  const liveness = new WorkerLiveness(pool, QUEUE_SCHEMA, deps.logger, opts.staleSeconds ?? 30);
   let runner: Runner;
   try {
     runner = await run({
+      events: liveness.events,
       pgPool: pool,
       schema: QUEUE_SCHEMA,
       taskList,
@@ -91,10 +96,14 @@ export async function startQueue(
     await pool.end();
     throw err;
   }
+  liveness.start();
   let stopped: Promise<void> | undefined;
   return {
     stop() {
-      stopped ??= runner.stop().finally(() => pool.end());
+      stopped ??= runner
+        .stop()
+        .then(() => liveness.stop())
+        .finally(() => pool.end());
       return stopped;
     },
   };

@@ -1,10 +1,12 @@
 import { Migration20261122000000_foundation } from './Migration20261122000000_foundation';
 import { Migration20261122010000_members } from './Migration20261122010000_members';
 import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
+import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
   { name: 'Migration20261122010000_members', class: Migration20261122010000_members },
   { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
+  { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
 ];
