@@ -26,8 +26,22 @@ function formatError(logger: Logger) {
   };
 }
 
+/** When the store is down and nothing could be answered, say so with 503 as REST does. */
+const unavailableAs503: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== 'single') return;
+        const { errors, data } = response.body.singleResult;
+        if (errors?.length && !data && errors.every((e) => e.extensions?.code === 'UNAVAILABLE')) response.http.status = 503;
+      },
+    };
+  },
+};
+
 export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    unavailableAs503,
     sandbox ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
   ];
   return new ApolloServer<Context>({

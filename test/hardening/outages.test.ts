@@ -69,7 +69,7 @@ describe('database outage', () => {
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ groups { size } }' }),
     });
-    expect(gql.status).toBe(503);
+    expect(gql.status, gql.body).toBe(503);
 
     pg = await startEmbeddedPostgres({ dir, port, fast: true });
     let recovered = false;
