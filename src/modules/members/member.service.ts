@@ -8,7 +8,7 @@ import { batchDuplicateIssues, IDENTITY_FIELDS, MAX_BULK, memberIssues } from '.
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
-import { orderedIds } from './ordered-ids';
+import { orderedIds } from '../../common/ids';
 
 type Path = (string | number)[];
 

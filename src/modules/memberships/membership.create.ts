@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isId, newId } from '../../common/ids';
+import { isId, orderedIds } from '../../common/ids';
 import { Checks, EXTERNAL_ID } from '../../common/validate';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
@@ -109,9 +109,8 @@ export async function insertMemberships(
   });
   if (conflicts.length) throw new AppError('CONFLICT', conflicts.length === 1 ? conflicts[0].detail : 'Some memberships clash with existing ones', conflicts);
 
-  // Random ids, sorted, then handed out in input order: a batch shares one createdAt, and
-  // the final tie-break (id asc) then lists it in input order.
-  const ids = items.map(() => newId()).sort();
+  // A batch shares one createdAt; time-ordered ids make the final tie-break (id asc) list it in input order.
+  const ids = orderedIds(items.length);
   const now = new Date().toISOString();
   const rows = items.map((item, i) => ({
     id: ids[i],
