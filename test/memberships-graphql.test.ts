@@ -63,6 +63,28 @@ describe('GraphQL group memberships', () => {
     expect(deleted.data.deleteGroupMembership).toBe(true);
   });
 
+  it('sets the service-assigned role through GraphQL only; REST shows it and refuses it as input', async () => {
+    const group = await createGroup(app, t.communityId);
+    const [m] = await createMembers(app, t.communityId, [{}]);
+    const created = await app.http.post(`/api/v1/groups/${group.id}/memberships`).set('X-API-Key', t.key).send({ memberId: m.id });
+    const set = await gql(
+      `mutation($g: RecordRef!, $id: ID) { setGroupMembershipRole(groupRef: $g, ref: { id: $id }, role: ADMIN) { role } }`,
+      { g: { id: group.id }, id: created.body.id },
+    );
+    expect(set.data.setGroupMembershipRole.role).toBe('ADMIN');
+    const rest = await app.http.get(`/api/v1/groups/${group.id}/memberships/${created.body.id}`).set('X-API-Key', t.key);
+    expect(rest.body.role).toBe('ADMIN');
+    const refused = await app.http.patch(`/api/v1/groups/${group.id}/memberships/${created.body.id}`).set('X-API-Key', t.key).send({ role: 'MEMBER' });
+    expect(refused.status).toBe(400);
+    const reader = await keyFor(app, t.communityId, ['group_memberships:read']);
+    const denied = await gql(
+      `mutation($g: RecordRef!, $id: ID) { setGroupMembershipRole(groupRef: $g, ref: { id: $id }, role: MEMBER) { role } }`,
+      { g: { id: group.id }, id: created.body.id },
+      reader,
+    );
+    expect(denied.errors?.[0].extensions.code).toBe('FORBIDDEN');
+  });
+
   it('reports issues with GraphQL paths that the REST facade turns into pointers', async () => {
     const group = await createGroup(app, t.communityId);
     const ms = await createMembers(app, t.communityId, [{}, {}, {}]);

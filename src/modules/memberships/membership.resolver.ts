@@ -3,7 +3,7 @@ import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
 import { communityOf, type Context } from '../../context';
 import { Group } from '../groups/group.entity';
-import { GroupMembership } from './membership.entity';
+import { GroupMembership, MembershipRole } from './membership.entity';
 import {
   CreateGroupMembershipInput,
   CreateGroupMembershipsInput,
@@ -61,6 +61,17 @@ export class GroupMembershipResolver {
     @Ctx() ctx: Context,
   ) {
     return new GroupMembershipService(ctx.em).update(communityOf(ctx), groupRef, ref, input);
+  }
+
+  @Authorized('group_memberships:write')
+  @Mutation(() => GroupMembership, { description: 'Sets the service-assigned role (MEMBER or ADMIN); idempotent.' })
+  setGroupMembershipRole(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Arg('role', () => MembershipRole) role: MembershipRole,
+    @Ctx() ctx: Context,
+  ) {
+    return new GroupMembershipService(ctx.em).setRole(communityOf(ctx), groupRef, ref, role);
   }
 
   @Authorized('group_memberships:write')

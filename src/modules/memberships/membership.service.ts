@@ -7,7 +7,7 @@ import { invalid, notFound } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
 import { insertMemberships, MAX_BULK } from './membership.create';
-import { GroupMembership } from './membership.entity';
+import { GroupMembership, MembershipRole } from './membership.entity';
 import type {
   CreateGroupMembershipInput,
   CreateGroupMembershipsInput,
@@ -85,6 +85,17 @@ export class GroupMembershipService {
     if (changed) {
       membership.modifiedAt = new Date();
       await mapUnique(() => this.em.flush(), UNIQUE);
+    }
+    return membership;
+  }
+
+  /** The role is service-assigned: never REST input, only this operation (GraphQL). */
+  async setRole(communityId: string, groupRef: RecordRef, ref: RecordRef, role: MembershipRole): Promise<GroupMembership> {
+    const membership = await this.get(communityId, groupRef, ref);
+    if (membership.role !== role) {
+      membership.role = role;
+      membership.modifiedAt = new Date();
+      await this.em.flush();
     }
     return membership;
   }
