@@ -1,6 +1,6 @@
 import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 export enum AdditionalFieldType {
   TEXT = 'TEXT',
@@ -25,15 +25,8 @@ export class Icon {
 
 @ObjectType({ description: 'An extra field of a community; members carry values for it.' })
 @Entity({ tableName: 'additional_fields' })
-export class AdditionalField {
+export class AdditionalField extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'isEditableByMember' | 'isMandatoryForMember' | 'isVisibleInApp';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Field()
   @Property({ length: 256 })
@@ -68,12 +61,4 @@ export class AdditionalField {
   @Field(() => Int)
   @Property({ type: 'integer' })
   orderNumber!: number;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
 }

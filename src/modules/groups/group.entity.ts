@@ -1,6 +1,6 @@
 import { Entity, OptionalProps, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 export enum GroupState {
   ORIGINAL = 'ORIGINAL',
@@ -12,15 +12,8 @@ registerEnumType(GroupState, { name: 'GroupState', description: 'ORIGINAL on cre
 @Entity({ tableName: 'groups' })
 @Unique({ name: 'groups_community_external_id_unique', properties: ['communityId', 'externalId'] })
 @Index({ name: 'groups_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })
-export class Group {
+export class Group extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'membershipCount' | 'state' | 'isVisibleInApp';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Field(() => String, { nullable: true })
   @Property({ length: 128, nullable: true })
@@ -49,12 +42,4 @@ export class Group {
   @Field(() => GroupState)
   @Enum({ items: () => GroupState, nativeEnumName: undefined })
   state: GroupState = GroupState.ORIGINAL;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = this.createdAt;
 }

@@ -1,6 +1,6 @@
 import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 export enum ImportKind {
   GROUPS = 'GROUPS',
@@ -21,15 +21,8 @@ registerEnumType(ImportJobStatus, {
 
 @ObjectType({ description: 'A background import of groups or members, upserted by externalId.' })
 @Entity({ tableName: 'import_jobs' })
-export class ImportJob {
+export class ImportJob extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status' | 'processed' | 'created' | 'updated' | 'unchanged' | 'failed' | 'membershipsCreated';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Field(() => ImportKind)
   @Enum({ items: () => ImportKind })
@@ -82,14 +75,6 @@ export class ImportJob {
   @Field(() => Date, { nullable: true })
   @Property({ type: 'timestamptz', length: 3, nullable: true })
   finishedAt?: Date | null;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
 }
 
 @ObjectType({ description: 'One problem with one data row of an import (rows are numbered from 1, header excluded).' })

@@ -1,18 +1,11 @@
 import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
-import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 @ObjectType({ description: 'A member of a community.' })
 @Entity({ tableName: 'members' })
-export class Member {
+export class Member extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Field(() => String, { nullable: true })
   @Property({ length: 128, nullable: true })
@@ -29,14 +22,6 @@ export class Member {
   @Field(() => String, { nullable: true })
   @Property({ length: 320, nullable: true })
   emailAddress?: string | null;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
 }
 
 /** One member's value for one additional field; `id` is the additional field's id (as in REST). */

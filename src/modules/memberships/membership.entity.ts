@@ -1,6 +1,6 @@
 import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 export enum MembershipRole {
   MEMBER = 'MEMBER',
@@ -10,15 +10,8 @@ registerEnumType(MembershipRole, { name: 'MembershipRole' });
 
 @ObjectType({ description: 'The link of one member to one group, with a title, a role and an order number.' })
 @Entity({ tableName: 'group_memberships' })
-export class GroupMembership {
+export class GroupMembership extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'role';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Property({ type: 'uuid' })
   groupId!: string;
@@ -42,12 +35,4 @@ export class GroupMembership {
   @Field(() => Int)
   @Property({ type: 'integer' })
   orderNumber!: number;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
 }

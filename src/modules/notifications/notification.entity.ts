@@ -1,6 +1,7 @@
 import { Entity, Enum, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { newId } from '../../common/ids';
+import { TenantRecord } from '../../db/tenant-record';
 
 export enum NotificationStatus {
   SCHEDULED = 'SCHEDULED',
@@ -14,15 +15,8 @@ registerEnumType(NotificationStatus, {
 
 @ObjectType({ description: 'A message to chosen members of the community, sent now or at sendAt.' })
 @Entity({ tableName: 'notifications' })
-export class Notification {
+export class Notification extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status';
-
-  @Field(() => ID)
-  @PrimaryKey({ type: 'uuid' })
-  id: string = newId();
-
-  @Property({ type: 'uuid' })
-  communityId!: string;
 
   @Field({ description: '1-256 characters.' })
   @Property({ length: 256 })
@@ -51,14 +45,6 @@ export class Notification {
   @Field(() => Date, { nullable: true })
   @Property({ type: 'timestamptz', length: 3, nullable: true })
   cancelledAt?: Date | null;
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  createdAt: Date = new Date();
-
-  @Field()
-  @Property({ type: 'timestamptz', length: 3 })
-  modifiedAt: Date = new Date();
 }
 
 /** A member a notification is addressed to; written with the notification. */
