@@ -99,9 +99,23 @@ describe('HTTP hardening', () => {
     expect(v1.headers['x-ratelimit-limit']).toBe('1000');
   });
 
-  it('serves the Apollo Sandbox page on GET /graphql for browsers', async () => {
+  it('serves the Apollo Sandbox page on GET /graphql for browsers, with introspection', async () => {
     const res = await app.http.get('/graphql').set('Accept', 'text/html');
     expect(res.status).toBe(200);
-    expect(res.text).toMatch(/sandbox/i);
+    expect(res.text).toMatch(/embeddable-sandbox/i);
+    const intro = await app.http.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
+    expect(intro.body.data.__schema.queryType.name).toBe('Query');
+  });
+
+  it('GRAPHQL_SANDBOX=false turns off both the Sandbox page and introspection', async () => {
+    const off = await startTestApp({ GRAPHQL_SANDBOX: 'false' });
+    try {
+      const page = await off.http.get('/graphql').set('Accept', 'text/html');
+      expect(page.text).not.toMatch(/embeddable-sandbox/i);
+      const intro = await off.http.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
+      expect(intro.body.errors[0].message).toMatch(/introspection/i);
+    } finally {
+      await off.close();
+    }
   });
 });
