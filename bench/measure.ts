@@ -1,0 +1,116 @@
+import { median, shoot, type HttpRequest, type Shot } from './load';
+import { paced } from './paced';
+import { graphqlBody, type LoadOp } from './ops';
+import type { Server } from './proc';
+
+export const ARMS = ['rest', 'graphql', 'raw'] as const;
+export type Arm = (typeof ARMS)[number];
+
+export interface ArmResult {
+  /** Per round, in round order (so arms of one round pair up). */
+  rps: number[];
+  cpuMs: number[];
+  dbCpuMs: number[];
+  /** Non-2xx responses, errors and timeouts over every run of the arm: must stay 0. */
+  bad: number;
+  rpsMedian: number;
+  cpuMsMedian: number;
+  dbCpuMsMedian: number;
+  /** At half of the arm's saturated throughput. */
+  halfRate?: { rate: number; p50: number; p99: number; lateMs: number };
+}
+
+export interface OpResult {
+  op: LoadOp;
+  arms: Record<Arm, ArmResult>;
+}
+
+/**
+ * Throughput of arm `a` over arm `b`: the median of the per-round ratios. The arms of a
+ * round ran back to back, so a ratio within a round cancels drift between rounds.
+ */
+export function pairedRatio(r: OpResult, a: Arm, b: Arm): number {
+  return median(r.arms[a].rps.map((x, i) => x / r.arms[b].rps[i]));
+}
+
+export interface LoadSettings {
+  connections: number;
+  rounds: number;
+  seconds: number;
+  warmSeconds: number;
+  latencySeconds: number;
+  /** The arms to run (all three unless a partial run, e.g. a profile of REST alone). */
+  arms: readonly Arm[];
+  dbCpu?: () => number;
+}
+
+export function armRequest(arm: Arm, op: LoadOp, key: string): HttpRequest {
+  const headers: Record<string, string> = { 'x-api-key': key };
+  if (arm === 'graphql') {
+    return { method: 'POST', path: '/graphql', body: graphqlBody(op), headers: { ...headers, 'content-type': 'application/json' } };
+  }
+  if (op.body === undefined) return { method: op.method, path: op.path, headers };
+  return { method: op.method, path: op.path, body: JSON.stringify(op.body), headers: { ...headers, 'content-type': 'application/json' } };
+}
+
+/**
+ * Saturated throughput of every op in every arm, interleaved: each round runs every op
+ * in all three arms back to back (the arm order rotates per round), so drift in machine
+ * load hits the arms alike and the ratios of one run compare. Medians over the rounds.
+ * Then p50/p99 at half of each arm's own saturated rate, paced evenly (paced.ts).
+ */
+export async function measureLoad(
+  servers: Record<Arm, Server>,
+  key: string,
+  ops: LoadOp[],
+  s: LoadSettings,
+  log: (line: string) => void,
+): Promise<OpResult[]> {
+  const results: OpResult[] = ops.map((op) => ({
+    op,
+    arms: Object.fromEntries(ARMS.map((a) => [a, { rps: [], cpuMs: [], dbCpuMs: [], bad: 0, rpsMedian: NaN, cpuMsMedian: NaN, dbCpuMsMedian: NaN }])) as unknown as Record<Arm, ArmResult>,
+  }));
+  const run = (arm: Arm, op: LoadOp, seconds: number): Promise<Shot> =>
+    shoot(servers[arm], armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
+
+  log(`warm-up: ${s.warmSeconds} s per op and arm`);
+  for (const { op } of results) for (const arm of s.arms) await run(arm, op, s.warmSeconds);
+
+  for (let round = 0; round < s.rounds; round++) {
+    const order = s.arms.map((_, i) => s.arms[(i + round) % s.arms.length]);
+    for (const r of results) {
+      const line: string[] = [];
+      for (const arm of order) {
+        const shot = await run(arm, r.op, s.seconds);
+        const a = r.arms[arm];
+        a.rps.push(shot.rps);
+        a.cpuMs.push(shot.cpuMs);
+        a.dbCpuMs.push(shot.dbCpuMs);
+        a.bad += shot.bad;
+        line.push(`${arm} ${shot.rps.toFixed(0)}/s${shot.bad ? ` (${shot.bad} bad)` : ''}`);
+      }
+      log(`round ${round + 1}/${s.rounds} ${r.op.id}: ${line.join(', ')}`);
+    }
+  }
+  for (const r of results) {
+    for (const arm of ARMS) {
+      const a = r.arms[arm];
+      a.rpsMedian = median(a.rps);
+      a.cpuMsMedian = median(a.cpuMs);
+      a.dbCpuMsMedian = median(a.dbCpuMs);
+    }
+  }
+
+  for (const r of results) {
+    for (const arm of s.arms) {
+      const a = r.arms[arm];
+      const rate = Math.max(1, Math.round(a.rpsMedian / 2));
+      const shot = await paced(servers[arm].url, armRequest(arm, r.op, key), rate, s.latencySeconds, s.connections);
+      a.bad += shot.bad;
+      a.halfRate = { rate, p50: shot.p50, p99: shot.p99, lateMs: shot.lateMs };
+    }
+    const h = (arm: Arm) => `${arm} p50 ${r.arms[arm].halfRate!.p50} ms p99 ${r.arms[arm].halfRate!.p99} ms`;
+    log(`half rate ${r.op.id}: ${s.arms.map(h).join(', ')}`);
+  }
+  return results;
+}

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+
+/** A server process under test; CPU and memory are read from /proc, so they are the server's alone. */
+export interface Server {
+  name: string;
+  pid: number;
+  url: string;
+  /** utime + stime of every thread so far, in ms (clock ticks of 10 ms on Linux). */
+  cpuMs(): number;
+  /** VmHWM (peak resident set) and VmRSS, in MB. */
+  memory(): { peakMb: number; rssMb: number };
+  stop(): Promise<void>;
+}
+
+const TICK_MS = 1000 / 100; // CLK_TCK is 100 on Linux x86-64
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function cpuMs(pid: number): number {
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+function memory(pid: number) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { peakMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}) before it was ready:\n${output()}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not ready after ${timeoutMs} ms:\n${output()}`);
+}
+
+/** Starts `node ...args` with `env` on a free port and waits for GET /health; its output goes to `logFile`. */
+export async function startServer(name: string, args: string[], env: Record<string, string>, logFile: string): Promise<Server> {
+  const port = await freePort();
+  const logStream = fs.createWriteStream(logFile);
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-8000); // the tail, for error messages
+    logStream.write(chunk); // all of it, to see what a server logged under load
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, child, () => log);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  const pid = child.pid!;
+  return {
+    name,
+    pid,
+    url,
+    cpuMs: () => cpuMs(pid),
+    memory: () => memory(pid),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        // SIGTERM: a graceful exit, so --cpu-prof gets to write its profile.
+        const force = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

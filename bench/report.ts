@@ -1,0 +1,146 @@
+import { ARMS, pairedRatio, type OpResult } from './measure';
+import type { Timed } from './singles';
+import type { SqlReport } from './sql';
+import { goals, type Goal } from './goals';
+
+export interface Meta {
+  date: string;
+  commit: string;
+  cpu: string;
+  cores: number;
+  memoryGb: number;
+  node: string;
+  database: string;
+  loadStart: number[];
+  loadEnd: number[];
+  settings: Record<string, number | string>;
+  notes: string[];
+  minutes: number;
+}
+
+export interface BenchResults {
+  meta: Meta;
+  load: OpResult[];
+  sql: SqlReport;
+  /** Statements the raw server sends per op (by construction, see raw-server.ts). */
+  rawSql: Record<string, number>;
+  memory: { service: { peakMb: number; rssMb: number }; raw: { peakMb: number; rssMb: number }; serviceAfterSingles?: { peakMb: number } };
+  singles: Timed[];
+}
+
+const n0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : 'n/a');
+const n2 = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
+const sqlOf = (c: SqlReport['rest'][string] | undefined) => (c ? `${c.all} (${c.orm} + ${c.pool})` : 'n/a');
+
+function table(head: string[], rows: string[][]): string[] {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+}
+
+export function renderResults(r: BenchResults): string {
+  const m = r.meta;
+  const s = m.settings;
+  const out: string[] = [
+    '# Benchmark results (`npm run bench`)',
+    '',
+    'Written by `bench/run.ts`; do not edit by hand. How to read it and what moves the numbers: `docs/performance.md`.',
+    '',
+    `- Date: ${m.date}; commit \`${m.commit}\`; ${n2(m.minutes, 1)} minutes end to end`,
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${n2(m.memoryGb, 1)} GB memory; Node ${m.node}; ${m.database}`,
+    `- Load average (1/5/15 min) at start ${m.loadStart.map((x) => x.toFixed(2)).join('/')}, at end ${m.loadEnd.map((x) => x.toFixed(2)).join('/')}` +
+      ' (the load generator, PostgreSQL and the servers share these cores; other load skews absolute numbers, less so the ratios, which come from interleaved arms)',
+    `- Load: autocannon, ${s.connections} connections, ${s.rounds} rounds x ${s.seconds} s per arm (arms interleaved, order rotated per round), medians; ` +
+      `latency at half of each arm's saturated rate for ${s.latencySeconds} s; timed operations: median of ${s.opReps} runs per arm after a warm-up`,
+    '- Arms: **REST** = the service\'s `/api/v1` route; **GraphQL** = the route\'s own document POSTed to `/graphql` with the variables the facade binds; ' +
+      '**raw** = `bench/raw-server.ts`, node:http + pg running the same statements (prepared) and answering the same JSON.',
+    '',
+    '## Goals (issue 6)',
+    '',
+    ...table(['Goal', 'Measured', 'Target', 'Status'], goals(r).map((g: Goal) => [g.goal, g.measured, g.target, g.status])),
+    '',
+    '## Throughput (2xx responses per second, median)',
+    '',
+    'Ratios are the median of the per-round ratios (the arms of a round ran back to back).',
+    '',
+    ...table(
+      ['Operation', 'REST', 'GraphQL', 'raw', 'REST / raw', 'REST / GraphQL'],
+      r.load.map((l) => [
+        l.op.label, n0(l.arms.rest.rpsMedian), n0(l.arms.graphql.rpsMedian), n0(l.arms.raw.rpsMedian),
+        ratio(pairedRatio(l, 'rest', 'raw'), 1), ratio(pairedRatio(l, 'rest', 'graphql'), 1),
+      ]),
+    ),
+    '',
+    '## Server CPU and SQL per request',
+    '',
+    'CPU: utime + stime of the server process (all threads) over an arm, per 2xx response, median (ms). PG CPU: the same for the embedded PostgreSQL server (postmaster and backends; n/a on DATABASE_URL). ' +
+      'SQL: statements per request, counted in process with test/helpers/sql-count.ts on a warm key cache: all (MikroORM + gate pool).',
+    '',
+    ...table(
+      ['Operation', 'CPU REST', 'CPU GraphQL', 'CPU raw', 'PG CPU REST / GraphQL / raw', 'SQL REST', 'SQL GraphQL', 'SQL raw'],
+      r.load.map(({ op, arms }) => [
+        op.label, n2(arms.rest.cpuMsMedian), n2(arms.graphql.cpuMsMedian), n2(arms.raw.cpuMsMedian),
+        ARMS.map((a) => n2(arms[a].dbCpuMsMedian)).join(' / '),
+        sqlOf(r.sql.rest[op.id]), sqlOf(r.sql.graphql[op.id]), String(r.rawSql[op.id] ?? 'n/a'),
+      ]),
+    ),
+    '',
+    ...Object.entries(r.sql.rest)
+      .filter(([id]) => !r.load.some((l) => l.op.id === id))
+      .map(([id, c]) => `- SQL of ${id}: ${sqlOf(c)}`),
+    '',
+    '## Latency at half of saturation (ms)',
+    '',
+    'Open loop at half of the arm\'s median saturated rate. "client late": the bench process sent its requests more than 10 ms behind the pace (p99), so it, not the server, limited that run.',
+    '',
+    ...table(
+      ['Operation', ...ARMS.map((a) => `${a} rate/s`), ...ARMS.map((a) => `${a} p50 / p99`)],
+      r.load.map(({ op, arms }) => [
+        op.label,
+        ...ARMS.map((a) => n0(arms[a].halfRate?.rate ?? NaN)),
+        ...ARMS.map((a) => `${arms[a].halfRate?.p50 ?? 'n/a'} / ${arms[a].halfRate?.p99 ?? 'n/a'}${(arms[a].halfRate?.lateMs ?? 0) > 10 ? ' (client late)' : ''}`),
+      ]),
+    ),
+    '',
+    '## Timed operations (ms, client wall time)',
+    '',
+    ...table(
+      ['Operation', 'REST median', 'REST runs', 'GraphQL median', 'GraphQL runs', 'Note'],
+      r.singles.map((t) => [
+        t.label, n0(t.restMedian), t.rest.map(n0).join(', '), n0(t.graphqlMedian), t.graphql.map(n0).join(', ') || '-', t.note ?? '',
+      ]),
+    ),
+    '',
+    '## Memory',
+    '',
+    `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
+      `raw server: ${n0(r.memory.raw.peakMb)} MB.` +
+      (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
+    '',
+    '## Notes',
+    '',
+    ...(m.notes.length ? m.notes.map((x) => `- ${x}`) : ['- none']),
+    '',
+    '## Short of a goal',
+    '',
+    ...shortList(r),
+    '',
+  ];
+  return out.join('\n');
+}
+
+function shortList(r: BenchResults): string[] {
+  const short = goals(r).filter((g) => g.status !== 'pass');
+  if (!short.length) return ['Nothing: every goal passed in this run.'];
+  return [
+    ...short.map((g) => `- ${g.goal}: ${g.measured} (target ${g.target}) - ${g.status}`),
+    '',
+    'Profile evidence and what would close each gap: docs/performance.md.',
+  ];
+}
+
+/** `node -r @swc-node/register bench/report.ts [results.json]`: renders a saved run again. */
+if (require.main === module) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fs = require('node:fs') as typeof import('node:fs');
+  console.log(renderResults(JSON.parse(fs.readFileSync(process.argv[2] ?? '.data/bench/results.json', 'utf8'))));
+}

@@ -1,0 +1,181 @@
+import 'reflect-metadata';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { transformFileSync } from '@swc/core';
+import { openBenchDatabase, serverVersion, type BenchDatabase } from './db';
+import { timeImport } from './import';
+import { ARMS, measureLoad, type Arm } from './measure';
+import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
+import { summarizeProfiles } from './profile';
+import { startServer, type Server } from './proc';
+import { renderResults, type BenchResults } from './report';
+import { seed } from './seed';
+import { currentOrder, timeBulk, timeReorder } from './singles';
+import { ADMIN_TOKEN, countStatements } from './sql';
+import { checkSameJson } from './verify';
+
+const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
+const settings = {
+  connections: env('BENCH_CONNECTIONS', 64),
+  rounds: env('BENCH_ROUNDS', 3),
+  seconds: env('BENCH_SECONDS', 4),
+  warmSeconds: env('BENCH_WARM_SECONDS', 1),
+  latencySeconds: env('BENCH_LATENCY_SECONDS', 3),
+  opReps: env('BENCH_OP_REPS', 5),
+  importRows: env('BENCH_IMPORT_ROWS', 100_000),
+  importReps: env('BENCH_IMPORT_REPS', 1),
+  importTimeoutS: env('BENCH_IMPORT_TIMEOUT_S', 90),
+};
+const arms = (process.env.BENCH_ARMS?.split(',') ?? ARMS).filter((a): a is Arm => (ARMS as readonly string[]).includes(a));
+/** BENCH_ONLY=groups20,...: a partial run (e.g. to profile one route); it never overwrites RESULTS.md. */
+const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+const profile = process.env.BENCH_PROFILE === '1';
+/** Extra node flags for the service, e.g. BENCH_SERVICE_FLAGS="--max-semi-space-size=4" to try heap sizing. */
+const serviceFlags = process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const partial = Boolean(only) || profile || arms.length < ARMS.length || serviceFlags.length > 0;
+const OUT = path.resolve('.data/bench');
+const PROFILE_DIR = path.join(OUT, 'profile');
+const BASE = 'http://bench.invalid';
+
+const started = Date.now();
+const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
+const notes: string[] = [];
+
+/** `npm run build`; type errors elsewhere in the tree still emit JS, which is measured with a note. */
+function build() {
+  if (process.env.BENCH_SKIP_BUILD === '1') return notes.push('BENCH_SKIP_BUILD=1: measured the existing dist/');
+  const res = spawnSync('npm', ['run', '-s', 'build'], { encoding: 'utf8' });
+  if (res.status === 0) return;
+  if (!fs.existsSync('dist/src/main.js')) throw new Error(`build failed:\n${res.stdout}${res.stderr}`);
+  const errors = `${res.stdout}${res.stderr}`.split('\n').filter((l) => l.includes('error TS'));
+  log(`build reported ${errors.length} type errors; measuring the emitted JS:\n${errors.slice(0, 10).join('\n')}`);
+  notes.push(`\`npm run build\` reported ${errors.length} type errors (work in progress elsewhere); the JS tsc emitted was measured.`);
+}
+
+async function createKey(service: Server, communityId: string): Promise<string> {
+  const res = await fetch(`${service.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify({
+      query: 'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }',
+      // A huge hourly limit: the limiter still runs its upsert per request, but never says no.
+      variables: { input: { communityId, rateLimitPerHour: 1_000_000_000 } },
+    }),
+  });
+  const body = await res.json();
+  if (body.errors) throw new Error(`bench: createApiKey failed: ${JSON.stringify(body.errors)}`);
+  return body.data.createApiKey.key;
+}
+
+async function main() {
+  fs.mkdirSync(OUT, { recursive: true });
+  const loadStart = os.loadavg();
+  log('building');
+  build();
+  let db: BenchDatabase | undefined;
+  const servers: Server[] = [];
+  const cleanup = async () => {
+    for (const s of servers.splice(0)) await s.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  try {
+    db = await openBenchDatabase();
+    const pgVersion = await serverVersion(db.url).catch(() => 'unknown');
+    log(`database ${db.label}; seeding`);
+    const seeded = await seed(db.url);
+    log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+    const ops = loadOps(seeded).filter((op) => !only || only.includes(op.id));
+    log('counting SQL per request in process');
+    const sql = await countStatements(db.url, seeded, [...ops, ...sqlOnlyOps(seeded)], await currentOrder(db.url, seeded.bigGroupId));
+
+    if (profile) fs.rmSync(PROFILE_DIR, { recursive: true, force: true });
+    const prof = profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    const common = { DATABASE_URL: db.url, PUBLIC_BASE_URL: BASE, LOG_LEVEL: 'warn' };
+    if (serviceFlags.length) notes.push(`The service ran with node flags ${serviceFlags.join(' ')} (BENCH_SERVICE_FLAGS).`);
+    const service = await startServer('service', [...prof, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN }, path.join(OUT, 'service.log'));
+    servers.push(service);
+    const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'));
+    servers.push(raw);
+    log(`service pid ${service.pid}${profile ? ' (profiling)' : ''}, raw pid ${raw.pid}`);
+    const key = await createKey(service, seeded.communityId);
+    notes.push(...(await checkSameJson(service.url, raw.url, key, ops)));
+
+    const servers3: Record<Arm, Server> = { rest: service, graphql: service, raw };
+    const load = await measureLoad(servers3, key, ops, { ...settings, arms, dbCpu: db.cpuMs }, log);
+    const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
+
+    const singles = [];
+    if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
+    if (!only || only.includes('reorder')) singles.push(await timeReorder(service.url, key, seeded, settings.opReps, db.url));
+    if (!only || only.includes('import')) {
+      log(`importing ${settings.importRows} members`);
+      singles.push(await timeImport(service.url, key, settings.importRows, settings.importReps, settings.importTimeoutS * 1000));
+    }
+    for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
+    memory.serviceAfterSingles = { peakMb: service.memory().peakMb };
+    await cleanup();
+
+    const results: BenchResults = {
+      meta: {
+        date: new Date().toISOString(),
+        commit: git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain']) ? ' (with uncommitted changes)' : ''),
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        cores: os.cpus().length,
+        memoryGb: os.totalmem() / 2 ** 30,
+        node: process.version,
+        database: `PostgreSQL ${pgVersion}, ${db.label}`,
+        loadStart,
+        loadEnd: os.loadavg(),
+        settings: { ...settings, ...(only ? { only: only.join(',') } : {}), ...(partial ? { arms: arms.join(',') } : {}) },
+        notes,
+        minutes: (Date.now() - started) / 60_000,
+      },
+      load,
+      sql,
+      rawSql: RAW_SQL,
+      memory,
+      singles,
+    };
+    fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
+    const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');
+    fs.writeFileSync(target, renderResults(results));
+    log(`wrote ${path.relative(process.cwd(), target)} and ${path.relative(process.cwd(), path.join(OUT, 'results.json'))}`);
+    if (profile) {
+      const summary = summarizeProfiles(PROFILE_DIR);
+      fs.writeFileSync(path.join(OUT, 'profile-summary.txt'), summary);
+      log(`profile summary: ${path.relative(process.cwd(), path.join(OUT, 'profile-summary.txt'))}`);
+    }
+  } finally {
+    await cleanup();
+  }
+}
+
+/** The raw server as plain JS, so it runs on bare node like dist/ (no compiler hook in its memory). */
+function compileRawServer(): string {
+  const { code } = transformFileSync('bench/raw-server.ts', {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  });
+  const file = path.join(OUT, 'raw-server.js'); // under the repo, so `pg` resolves from node_modules
+  fs.writeFileSync(file, code);
+  return file;
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,37 @@
+import { armRequest } from './measure';
+import type { LoadOp } from './ops';
+
+async function get(url: string, req: ReturnType<typeof armRequest>) {
+  const res = await fetch(url + req.path, { method: req.method, headers: req.headers, body: req.body });
+  return { status: res.status, body: await res.json().catch(() => undefined) };
+}
+
+/** Same keys in the same order, all the way down (ids of created records differ by nature). */
+const shape = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(shape) : v && typeof v === 'object' ? Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])]) : typeof v;
+
+/**
+ * Before measuring: every arm must answer each op with the same JSON (reads: equal;
+ * creates: the same shape), or the comparison means nothing. Returns notes for the report.
+ */
+export async function checkSameJson(serviceUrl: string, rawUrl: string, key: string, ops: LoadOp[]): Promise<string[]> {
+  const notes: string[] = [];
+  const same: string[] = [];
+  for (const op of ops) {
+    const rest = await get(serviceUrl, armRequest('rest', op, key));
+    const raw = await get(rawUrl, armRequest('raw', op, key));
+    const gql = await get(serviceUrl, armRequest('graphql', op, key));
+    if (rest.status >= 300) throw new Error(`bench: ${op.label} answered ${rest.status}: ${JSON.stringify(rest.body)}`);
+    let data = gql.body?.data?.result;
+    if (op.list && data) data = { results: data.results, limit: data.limit, skip: data.skip, size: data.size };
+    const restCore = op.list ? { results: rest.body.results, limit: rest.body.limit, skip: rest.body.skip, size: rest.body.size } : rest.body;
+    const eq = (a: unknown, b: unknown) => (op.method === 'GET' ? JSON.stringify(a) === JSON.stringify(b) : JSON.stringify(shape(a)) === JSON.stringify(shape(b)));
+    const problems: string[] = [];
+    if (raw.status !== rest.status || !eq(rest.body, raw.body)) problems.push(`raw answers differently (${raw.status}: ${JSON.stringify(raw.body).slice(0, 200)})`);
+    if (gql.body?.errors || !eq(restCore, data)) problems.push(`GraphQL answers differently (${JSON.stringify(gql.body).slice(0, 200)})`);
+    if (problems.length) notes.push(`${op.label}: ${problems.join('; ')}`);
+    else same.push(op.id);
+  }
+  if (same.length) notes.push(`Checked before measuring: REST, GraphQL (its \`result\`) and raw answer the same JSON for ${same.join(', ')}.`);
+  return notes;
+}
