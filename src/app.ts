@@ -47,7 +47,7 @@ function requestIds(logger: Logger) {
 
 /** Body-parser and other thrown errors become problems; anything unknown is a logged 500. */
 function errorHandler(logger: Logger) {
-  return (err: unknown, req: Request, res: Response, next: NextFunction) => {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.too.large') return sendProblem(res, problem(413, `The request body exceeds ${JSON_LIMIT}`));

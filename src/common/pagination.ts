@@ -80,8 +80,14 @@ export function pageOf<T extends object>(item: ClassType<T>, name: string) {
   return PageType;
 }
 
+export interface PageWindow {
+  limit: number;
+  skip: number;
+  orderBy: Record<string, 'asc' | 'desc'>[];
+}
+
 /** Checks limit/skip and returns the window plus an ORDER BY that never ties. */
-export function pageWindow(args: PageArgs) {
+export function pageWindow(args: PageArgs): PageWindow {
   const checks = new Checks();
   const limit = args.limit ?? DEFAULT_LIMIT;
   const skip = args.skip ?? 0;

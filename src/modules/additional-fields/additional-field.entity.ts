@@ -1,5 +1,5 @@
-import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Entity, Enum, OptionalProps, Property } from '@mikro-orm/core';
+import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
 export enum AdditionalFieldType {

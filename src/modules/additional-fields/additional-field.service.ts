@@ -1,6 +1,7 @@
+import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
-import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { pageWindow, type Page } from '../../common/pagination';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
 import { AdditionalField } from './additional-field.entity';
@@ -41,9 +42,7 @@ export class AdditionalFieldService {
   constructor(private readonly em: EntityManager) {}
 
   async list(communityId: string, args: AdditionalFieldListArgs): Promise<Page<AdditionalField>> {
-    const { limit, skip, orderBy } = pageWindow(args);
-    const rows = await this.em.find(AdditionalField, { communityId }, { orderBy, limit: limit + 1, offset: skip });
-    return toPage(rows, limit, skip);
+    return leanPage(this.em, AdditionalField, { communityId }, pageWindow(args));
   }
 
   /** 404, not 403, for another community's field; a non-UUID id matches nothing. */

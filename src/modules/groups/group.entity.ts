@@ -1,5 +1,5 @@
-import { Entity, OptionalProps, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Entity, OptionalProps, Enum, Index, Property, Unique } from '@mikro-orm/core';
+import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
 export enum GroupState {

@@ -1,5 +1,6 @@
+import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { Checks, EXTERNAL_ID } from '../../common/validate';
@@ -28,9 +29,7 @@ export class GroupService {
   constructor(private readonly em: EntityManager) {}
 
   async list(communityId: string, args: GroupListArgs): Promise<Page<Group>> {
-    const { limit, skip, orderBy } = pageWindow(args);
-    const rows = await this.em.find(Group, { communityId }, { orderBy, limit: limit + 1, offset: skip });
-    return toPage(rows, limit, skip);
+    return leanPage(this.em, Group, { communityId }, pageWindow(args));
   }
 
   async find(communityId: string, ref: RecordRef): Promise<Group | null> {

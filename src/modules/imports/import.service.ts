@@ -1,3 +1,4 @@
+import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
@@ -36,9 +37,7 @@ export class ImportService {
   }
 
   async list(communityId: string, args: PageArgs): Promise<Page<ImportJob>> {
-    const { limit, skip, orderBy } = pageWindow(args);
-    const rows = await this.em.find(ImportJob, { communityId }, { orderBy, limit: limit + 1, offset: skip });
-    return toPage(rows, limit, skip);
+    return leanPage(this.em, ImportJob, { communityId }, pageWindow(args));
   }
 
   /** The job's row errors in row order; `job` was already read for the caller's community. */

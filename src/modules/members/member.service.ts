@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
+import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { AppError, invalid, notFound, type FieldIssue } from '../../errors/app-error';
@@ -22,9 +23,7 @@ export class MemberService {
   constructor(private readonly em: EntityManager) {}
 
   async list(communityId: string, args: MemberListArgs): Promise<Page<Member>> {
-    const { limit, skip, orderBy } = pageWindow(args);
-    const rows = await this.em.find(Member, { communityId }, { orderBy, limit: limit + 1, offset: skip });
-    return toPage(rows, limit, skip);
+    return leanPage(this.em, Member, { communityId }, pageWindow(args));
   }
 
   /** 404, not 403, for another community's member; a non-UUID id matches nothing. */

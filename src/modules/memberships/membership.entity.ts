@@ -1,4 +1,4 @@
-import { Entity, Enum, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, OptionalProps, Property } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 

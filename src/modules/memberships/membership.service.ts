@@ -1,5 +1,6 @@
+import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { Checks, EXTERNAL_ID } from '../../common/validate';
@@ -28,10 +29,9 @@ export class GroupMembershipService {
   constructor(private readonly em: EntityManager) {}
 
   async list(communityId: string, groupRef: RecordRef, args: GroupMembershipListArgs): Promise<Page<GroupMembership>> {
-    const { limit, skip, orderBy } = pageWindow(args);
+    const window = pageWindow(args); // bad arguments are a 400 before any lookup
     const group = await findGroup(this.em, communityId, groupRef);
-    const rows = await this.em.find(GroupMembership, { communityId, groupId: group.id }, { orderBy, limit: limit + 1, offset: skip });
-    return toPage(rows, limit, skip);
+    return leanPage(this.em, GroupMembership, { communityId, groupId: group.id }, window);
   }
 
   private async find(group: Group, ref: RecordRef): Promise<GroupMembership> {

@@ -1,0 +1,57 @@
+import type { EntityClass, EntityProperty } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { toPage, type Page, type PageWindow } from '../common/pagination';
+
+interface LeanShape {
+  sql: string;
+  columns: Map<string, string>;
+  dates: string[];
+}
+
+const shapes = new WeakMap<EntityClass<object>, LeanShape>();
+
+/** Column list and date properties of an entity, read once from MikroORM's metadata. */
+function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
+  let shape = shapes.get(entity);
+  if (!shape) {
+    const meta = em.getMetadata().get(entity.name);
+    const props = Object.values(meta.properties as Record<string, EntityProperty>).filter(
+      (p) => p.persist !== false && p.kind === 'scalar' && p.fieldNames?.length === 1,
+    );
+    const columns = new Map(props.map((p) => [p.name, p.fieldNames[0]]));
+    const select = props.map((p) => `"${p.fieldNames[0]}" as "${p.name}"`).join(', ');
+    const dates = props.filter((p) => p.runtimeType === 'Date').map((p) => p.name);
+    shape = { sql: `select ${select} from "${meta.tableName}"`, columns, dates };
+    shapes.set(entity, shape);
+  }
+  return shape;
+}
+
+/**
+ * A page of plain rows shaped like the entity, without entity instances, identity map or
+ * change tracking: list reads are the hot path and never write back (docs/performance.md).
+ * `where` is equality on properties; `window` comes from `pageWindow` (checked arguments,
+ * an ORDER BY that never ties).
+ */
+export async function leanPage<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: Partial<Record<keyof T & string, string>>,
+  window: PageWindow,
+): Promise<Page<T>> {
+  const { limit, skip, orderBy } = window;
+  const shape = shapeOf(em, entity as EntityClass<object>);
+  const column = (prop: string) => {
+    const col = shape.columns.get(prop);
+    if (!col) throw new Error(`leanPage: ${entity.name} has no column for ${prop}`);
+    return `"${col}"`;
+  };
+  const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+  const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
+  const sql = `${shape.sql} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
+  for (const row of rows) {
+    for (const prop of shape.dates) if (row[prop] != null) row[prop] = new Date(row[prop] as string);
+  }
+  return toPage(rows as T[], limit, skip);
+}
