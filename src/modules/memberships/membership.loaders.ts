@@ -10,8 +10,10 @@ export type MembershipOwner = 'group' | 'member';
 const OWNER_COLUMN: Record<MembershipOwner, string> = { group: 'group_id', member: 'member_id' };
 
 export interface MembershipLoaders {
-  /** Member by id (memberExternalId, GroupMembership.member). */
+  /** Member by id (GroupMembership.member). */
   member: DataLoader<string, Member | undefined>;
+  /** A member's externalId by member id: only the two columns, no entity (hot on every membership). */
+  memberExternalId: DataLoader<string, string | null>;
   /** One page of memberships per owner id; one loader per distinct page arguments. */
   page(owner: MembershipOwner, args: PageArgs): DataLoader<string, Page<GroupMembership>>;
 }
@@ -47,6 +49,14 @@ export function createMembershipLoaders(em: EntityManager, communityId: string):
       const rows = await em.find(Member, { id: { $in: [...ids] }, communityId });
       const map = new Map(rows.map((r) => [r.id, r]));
       return ids.map((id) => map.get(id));
+    }),
+    memberExternalId: new DataLoader(async (ids) => {
+      const rows: { id: string; external_id: string | null }[] = await em.execute(
+        'select id, external_id from members where community_id = ? and id in (?)',
+        [communityId, [...ids]],
+      );
+      const map = new Map(rows.map((r) => [r.id, r.external_id]));
+      return ids.map((id) => map.get(id) ?? null);
     }),
     page(owner, args) {
       pageWindow(args); // bad limit/skip: a 400 on the field, not a failed batch
