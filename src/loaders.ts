@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from './context';
+import { byIds, leanByIds } from './db/lean';
 import { Group } from './modules/groups/group.entity';
 import { createMembershipLoaders, type MembershipLoaders } from './modules/memberships/membership.loaders';
 import { createMemberLoaders, type MemberLoaders } from './modules/members/member.loaders';
@@ -17,17 +18,10 @@ export interface Loaders {
   members: MemberLoaders;
 }
 
-export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[]): (T | undefined)[] {
-  const map = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => map.get(id));
-}
-
 export function createLoaders(em: EntityManager, caller: Caller | undefined): Loaders {
   const communityId = caller?.kind === 'key' ? caller.communityId : '00000000-0000-0000-0000-000000000000';
   return {
-    group: new DataLoader(async (ids) =>
-      byIds(await em.find(Group, { id: { $in: [...ids] }, communityId }), ids),
-    ),
+    group: new DataLoader(async (ids) => byIds(await leanByIds(em, Group, communityId, ids), ids)),
     memberships: createMembershipLoaders(em, communityId),
     members: createMemberLoaders(em, communityId),
   };

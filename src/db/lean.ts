@@ -33,6 +33,29 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
  * `where` is equality on properties; `window` comes from `pageWindow` (checked arguments,
  * an ORDER BY that never ties).
  */
+function revive(rows: Record<string, unknown>[], shape: LeanShape): void {
+  for (const row of rows) {
+    for (const prop of shape.dates) if (row[prop] != null) row[prop] = new Date(row[prop] as string);
+  }
+}
+
+/** Rows in the order of `ids`, undefined for a miss: what a DataLoader batch returns. */
+export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[]): (T | undefined)[] {
+  const map = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => map.get(id));
+}
+
+/** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
+export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
+  const shape = shapeOf(em, entity as EntityClass<object>);
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`${shape.sql} where "community_id" = ? and "id" in (?)`, [
+    communityId,
+    [...ids],
+  ]);
+  revive(rows, shape);
+  return rows as T[];
+}
+
 export async function leanPage<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
@@ -50,8 +73,6 @@ export async function leanPage<T extends object>(
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const sql = `${shape.sql} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
-  for (const row of rows) {
-    for (const prop of shape.dates) if (row[prop] != null) row[prop] = new Date(row[prop] as string);
-  }
+  revive(rows, shape);
   return toPage(rows as T[], limit, skip);
 }

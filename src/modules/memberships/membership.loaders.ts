@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
+import { byIds, leanByIds } from '../../db/lean';
 import { Member } from '../members/member.entity';
 import { GroupMembership } from './membership.entity';
 import { SORT_COLUMN } from './membership.inputs';
@@ -10,10 +11,8 @@ export type MembershipOwner = 'group' | 'member';
 const OWNER_COLUMN: Record<MembershipOwner, string> = { group: 'group_id', member: 'member_id' };
 
 export interface MembershipLoaders {
-  /** Member by id (GroupMembership.member). */
+  /** Member by id, as a plain row (GroupMembership.member and memberExternalId). */
   member: DataLoader<string, Member | undefined>;
-  /** A member's externalId by member id: only the two columns, no entity (hot on every membership). */
-  memberExternalId: DataLoader<string, string | null>;
   /** One page of memberships per owner id; one loader per distinct page arguments. */
   page(owner: MembershipOwner, args: PageArgs): DataLoader<string, Page<GroupMembership>>;
 }
@@ -45,19 +44,7 @@ async function loadPages(em: EntityManager, communityId: string, owner: Membersh
 export function createMembershipLoaders(em: EntityManager, communityId: string): MembershipLoaders {
   const pages = new Map<string, DataLoader<string, Page<GroupMembership>>>();
   return {
-    member: new DataLoader(async (ids) => {
-      const rows = await em.find(Member, { id: { $in: [...ids] }, communityId });
-      const map = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => map.get(id));
-    }),
-    memberExternalId: new DataLoader(async (ids) => {
-      const rows: { id: string; external_id: string | null }[] = await em.execute(
-        'select id, external_id from members where community_id = ? and id in (?)',
-        [communityId, [...ids]],
-      );
-      const map = new Map(rows.map((r) => [r.id, r.external_id]));
-      return ids.map((id) => map.get(id) ?? null);
-    }),
+    member: new DataLoader(async (ids) => byIds(await leanByIds(em, Member, communityId, ids), ids)),
     page(owner, args) {
       pageWindow(args); // bad limit/skip: a 400 on the field, not a failed batch
       const key = JSON.stringify([owner, args.limit, args.skip, args.sort]);

@@ -15,7 +15,7 @@ import { GroupMembershipPage } from './membership.resolver';
 export class GroupMembershipRelations {
   @FieldResolver(() => String, { nullable: true, description: 'externalId of the member.' })
   async memberExternalId(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<string | null> {
-    return ctx.loaders.memberships.memberExternalId.load(m.memberId);
+    return (await ctx.loaders.memberships.member.load(m.memberId))?.externalId ?? null;
   }
 
   @Authorized('members:read')
