@@ -56,6 +56,21 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
   return rows as T[];
 }
 
+/** One plain row matching equality on properties, or null. */
+export async function leanFindOne<T extends object>(em: EntityManager, entity: EntityClass<T>, where: Partial<Record<keyof T & string, string>>): Promise<T | null> {
+  const shape = shapeOf(em, entity as EntityClass<object>);
+  const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`${shape.sql} where ${filters.join(' and ')} limit 1`, Object.values(where));
+  revive(rows, shape);
+  return (rows[0] as T | undefined) ?? null;
+}
+
+function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): string {
+  const col = shape.columns.get(prop);
+  if (!col) throw new Error(`lean: ${entity.name} has no column for ${prop}`);
+  return `"${col}"`;
+}
+
 export async function leanPage<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
@@ -64,11 +79,7 @@ export async function leanPage<T extends object>(
 ): Promise<Page<T>> {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const column = (prop: string) => {
-    const col = shape.columns.get(prop);
-    if (!col) throw new Error(`leanPage: ${entity.name} has no column for ${prop}`);
-    return `"${col}"`;
-  };
+  const column = (prop: string) => columnOf(shape, entity as EntityClass<object>, prop);
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const sql = `${shape.sql} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;

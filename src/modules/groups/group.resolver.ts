@@ -19,7 +19,7 @@ export class GroupResolver {
   @Authorized('groups:read')
   @Query(() => Group, { description: 'One group by id or externalId; NOT_FOUND when missing.' })
   group(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).get(communityOf(ctx), ref);
+    return new GroupService(ctx.em).read(communityOf(ctx), ref);
   }
 
   @Authorized('groups:write')

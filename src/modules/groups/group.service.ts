@@ -1,4 +1,4 @@
-import { leanPage } from '../../db/lean';
+import { leanFindOne, leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
@@ -32,16 +32,18 @@ export class GroupService {
     return leanPage(this.em, Group, { communityId }, pageWindow(args));
   }
 
-  async find(communityId: string, ref: RecordRef): Promise<Group | null> {
-    const where = refWhere(ref);
-    return where ? this.em.findOne(Group, { ...where, communityId }) : null;
-  }
-
   /** 404, not 403, for another community's group: do not reveal that it exists. */
-  async get(communityId: string, ref: RecordRef): Promise<Group> {
-    const group = await this.find(communityId, ref);
+  async get(communityId: string, ref: RecordRef, lean = false): Promise<Group> {
+    const where = refWhere(ref);
+    let group: Group | null = null;
+    if (where) group = lean ? await leanFindOne(this.em, Group, { ...where, communityId }) : await this.em.findOne(Group, { ...where, communityId });
     if (!group) throw notFound('Group');
     return group;
+  }
+
+  /** The read path: a plain row, no entity to track. */
+  read(communityId: string, ref: RecordRef): Promise<Group> {
+    return this.get(communityId, ref, true);
   }
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {

@@ -1,6 +1,7 @@
 import { DeadlockException, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { refWhere, type RecordRef } from '../../common/ref';
+import { leanFindOne } from '../../db/lean';
 import { notFound } from '../../errors/app-error';
 import { Group } from '../groups/group.entity';
 
@@ -9,9 +10,9 @@ const ATTEMPTS = 3;
 /** The caller's group, 404 when missing or another community's; optionally locked for update. */
 export async function findGroup(em: EntityManager, communityId: string, groupRef: RecordRef, lock = false): Promise<Group> {
   const where = refWhere(groupRef, 'groupRef');
-  const group = where
-    ? await em.findOne(Group, { ...where, communityId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {})
-    : null;
+  let group: Group | null = null;
+  if (where && lock) group = await em.findOne(Group, { ...where, communityId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  else if (where) group = await leanFindOne(em, Group, { ...where, communityId }); // reads need no entity
   if (!group) throw notFound('Group');
   return group;
 }
