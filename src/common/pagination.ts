@@ -60,7 +60,7 @@ export function sortableArgs<E extends Record<string, string>>(name: string, fie
 }
 
 export function pageOf<T extends object>(item: ClassType<T>, name: string) {
-  @ObjectType(`${name}Page`)
+  @ObjectType(`${name}Page`, { simpleResolvers: true })
   class PageType implements Page<T> {
     @Field(() => [item])
     results!: T[];

@@ -7,7 +7,7 @@ import { newId } from '../common/ids';
  * timestamps (millisecond precision, equal at creation). Subclasses list `createdAt` and
  * `modifiedAt` in their `[OptionalProps]`.
  */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export abstract class TenantRecord {
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })

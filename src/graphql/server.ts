@@ -1,6 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context';
 import { appErrorOf } from '../errors/app-error';
@@ -42,6 +42,8 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
 export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
     unavailableAs503,
+    // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
+    ApolloServerPluginCacheControlDisabled(),
     sandbox ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
   ];
   return new ApolloServer<Context>({

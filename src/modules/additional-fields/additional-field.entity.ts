@@ -14,7 +14,7 @@ export enum IconStyle {
 }
 registerEnumType(IconStyle, { name: 'IconStyle', description: 'Font Awesome styles.' });
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class Icon {
   @Field(() => IconStyle)
   style!: IconStyle;
@@ -23,7 +23,7 @@ export class Icon {
   unicode!: string;
 }
 
-@ObjectType({ description: 'An extra field of a community; members carry values for it.' })
+@ObjectType({ description: 'An extra field of a community; members carry values for it.', simpleResolvers: true })
 @Entity({ tableName: 'additional_fields' })
 export class AdditionalField extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'isEditableByMember' | 'isMandatoryForMember' | 'isVisibleInApp';

@@ -21,7 +21,7 @@ class CreateApiKeyInput {
   rateLimitPerHour?: number | null;
 }
 
-@ObjectType({ description: 'A new API key. `key` is shown only here, once.' })
+@ObjectType({ description: 'A new API key. `key` is shown only here, once.', simpleResolvers: true })
 class CreatedApiKey {
   @Field(() => ID)
   id!: string;

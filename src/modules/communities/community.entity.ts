@@ -2,7 +2,7 @@ import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
 import { newId } from '../../common/ids';
 
-@ObjectType({ description: 'A tenant: every other record belongs to exactly one community.' })
+@ObjectType({ description: 'A tenant: every other record belongs to exactly one community.', simpleResolvers: true })
 @Entity({ tableName: 'communities' })
 export class Community {
   [OptionalProps]?: 'createdAt';

@@ -8,7 +8,7 @@ export enum GroupState {
 }
 registerEnumType(GroupState, { name: 'GroupState', description: 'ORIGINAL on creation; archive/restore move between the two.' });
 
-@ObjectType({ description: 'A named group of a community, with an ordered list of memberships.' })
+@ObjectType({ description: 'A named group of a community, with an ordered list of memberships.', simpleResolvers: true })
 @Entity({ tableName: 'groups' })
 @Unique({ name: 'groups_community_external_id_unique', properties: ['communityId', 'externalId'] })
 @Index({ name: 'groups_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })

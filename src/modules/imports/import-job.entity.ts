@@ -19,7 +19,7 @@ registerEnumType(ImportJobStatus, {
   description: 'QUEUED -> RUNNING -> COMPLETED, or FAILED when the job itself could not finish (not for bad rows).',
 });
 
-@ObjectType({ description: 'A background import of groups or members, upserted by externalId.' })
+@ObjectType({ description: 'A background import of groups or members, upserted by externalId.', simpleResolvers: true })
 @Entity({ tableName: 'import_jobs' })
 export class ImportJob extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status' | 'processed' | 'created' | 'updated' | 'unchanged' | 'failed' | 'membershipsCreated';
@@ -77,7 +77,7 @@ export class ImportJob extends TenantRecord {
   finishedAt?: Date | null;
 }
 
-@ObjectType({ description: 'One problem with one data row of an import (rows are numbered from 1, header excluded).' })
+@ObjectType({ description: 'One problem with one data row of an import (rows are numbered from 1, header excluded).', simpleResolvers: true })
 @Entity({ tableName: 'import_job_errors' })
 export class ImportRowError {
   @PrimaryKey({ type: 'bigint' })

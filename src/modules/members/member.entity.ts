@@ -2,7 +2,7 @@ import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
-@ObjectType({ description: 'A member of a community.' })
+@ObjectType({ description: 'A member of a community.', simpleResolvers: true })
 @Entity({ tableName: 'members' })
 export class Member extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt';
@@ -25,7 +25,7 @@ export class Member extends TenantRecord {
 }
 
 /** One member's value for one additional field; `id` is the additional field's id (as in REST). */
-@ObjectType({ description: "A member's value for one additional field of the community." })
+@ObjectType({ description: "A member's value for one additional field of the community." }) // not simpleResolvers: its id field reads fieldId
 @Entity({ tableName: 'member_field_values' })
 export class MemberFieldValue {
   @PrimaryKey({ type: 'uuid' })

@@ -8,7 +8,7 @@ export enum MembershipRole {
 }
 registerEnumType(MembershipRole, { name: 'MembershipRole' });
 
-@ObjectType({ description: 'The link of one member to one group, with a title, a role and an order number.' })
+@ObjectType({ description: 'The link of one member to one group, with a title, a role and an order number.', simpleResolvers: true })
 @Entity({ tableName: 'group_memberships' })
 export class GroupMembership extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'role';

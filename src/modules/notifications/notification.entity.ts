@@ -13,7 +13,7 @@ registerEnumType(NotificationStatus, {
   description: 'SCHEDULED until sendAt; then SENT (deliveries written) unless CANCELLED before.',
 });
 
-@ObjectType({ description: 'A message to chosen members of the community, sent now or at sendAt.' })
+@ObjectType({ description: 'A message to chosen members of the community, sent now or at sendAt.', simpleResolvers: true })
 @Entity({ tableName: 'notifications' })
 export class Notification extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status';
@@ -57,7 +57,7 @@ export class NotificationRecipient {
   memberId!: string;
 }
 
-@ObjectType({ description: 'The record that a notification was sent to one member (one per recipient, exactly once).' })
+@ObjectType({ description: 'The record that a notification was sent to one member (one per recipient, exactly once).', simpleResolvers: true })
 @Entity({ tableName: 'notification_deliveries' })
 @Unique({ name: 'notification_deliveries_notification_member_unique', properties: ['notificationId', 'memberId'] })
 export class NotificationDelivery {
