@@ -81,6 +81,7 @@ export async function createApp(deps: AppDeps) {
 
   const app = express();
   app.disable('x-powered-by');
+  app.set('etag', false); // answers are per-key and rarely repeated: hashing every body costs more than it saves
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.use(requestIds(logger));

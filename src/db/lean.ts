@@ -5,7 +5,6 @@ import { toPage, type Page, type PageWindow } from '../common/pagination';
 interface LeanShape {
   sql: string;
   columns: Map<string, string>;
-  dates: string[];
 }
 
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
@@ -19,26 +18,26 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
       (p) => p.persist !== false && p.kind === 'scalar' && p.fieldNames?.length === 1,
     );
     const columns = new Map(props.map((p) => [p.name, p.fieldNames[0]]));
-    const select = props.map((p) => `"${p.fieldNames[0]}" as "${p.name}"`).join(', ');
-    const dates = props.filter((p) => p.runtimeType === 'Date').map((p) => p.name);
-    shape = { sql: `select ${select} from "${meta.tableName}"`, columns, dates };
+    // Timestamps come back as ISO 8601 text, which the DateTimeISO scalar writes as is.
+    const column = (p: EntityProperty) =>
+      p.runtimeType === 'Date'
+        ? `to_char("${p.fieldNames[0]}" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+        : `"${p.fieldNames[0]}"`;
+    const select = props.map((p) => `${column(p)} as "${p.name}"`).join(', ');
+    shape = { sql: `select ${select} from "${meta.tableName}"`, columns };
     shapes.set(entity, shape);
   }
   return shape;
 }
 
 /**
+ * Lean rows are read-only output: their timestamps are ISO 8601 strings, not Dates.
+ *
  * A page of plain rows shaped like the entity, without entity instances, identity map or
  * change tracking: list reads are the hot path and never write back (docs/performance.md).
  * `where` is equality on properties; `window` comes from `pageWindow` (checked arguments,
  * an ORDER BY that never ties).
  */
-function revive(rows: Record<string, unknown>[], shape: LeanShape): void {
-  for (const row of rows) {
-    for (const prop of shape.dates) if (row[prop] != null) row[prop] = new Date(row[prop] as string);
-  }
-}
-
 /** Rows in the order of `ids`, undefined for a miss: what a DataLoader batch returns. */
 export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[]): (T | undefined)[] {
   const map = new Map(rows.map((r) => [r.id, r]));
@@ -52,7 +51,6 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
     communityId,
     [...ids],
   ]);
-  revive(rows, shape);
   return rows as T[];
 }
 
@@ -61,7 +59,6 @@ export async function leanFindOne<T extends object>(em: EntityManager, entity: E
   const shape = shapeOf(em, entity as EntityClass<object>);
   const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(`${shape.sql} where ${filters.join(' and ')} limit 1`, Object.values(where));
-  revive(rows, shape);
   return (rows[0] as T | undefined) ?? null;
 }
 
@@ -84,6 +81,5 @@ export async function leanPage<T extends object>(
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const sql = `${shape.sql} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
-  revive(rows, shape);
   return toPage(rows as T[], limit, skip);
 }

@@ -2,6 +2,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchemaSync } from 'type-graphql';
 import { authChecker } from '../context';
 import { modules } from '../modules';
+import { DateTimeISO } from './date-scalar';
 import type { Resolvers } from '../modules/module';
 
 let cached: GraphQLSchema | undefined;
@@ -12,6 +13,7 @@ export function buildSchema(): GraphQLSchema {
     resolvers: modules.flatMap((m) => m.resolvers) as Resolvers,
     authChecker,
     validate: false,
+    scalarsMap: [{ type: Date, scalar: DateTimeISO }],
   });
   return cached;
 }
