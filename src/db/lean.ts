@@ -3,13 +3,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { toPage, type Page, type PageWindow } from '../common/pagination';
 
 interface LeanShape {
-  sql: string;
+  select: string;
+  table: string;
   columns: Map<string, string>;
+}
+
+/** Extra columns from joined tables, e.g. a membership's member externalId. */
+export interface LeanJoin {
+  select: string;
+  join: string;
 }
 
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
 
-/** Column list and date properties of an entity, read once from MikroORM's metadata. */
+/** Column list of an entity (table alias `t`), read once from MikroORM's metadata. */
 function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
   let shape = shapes.get(entity);
   if (!shape) {
@@ -21,10 +28,10 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
     // Timestamps come back as ISO 8601 text, which the DateTimeISO scalar writes as is.
     const column = (p: EntityProperty) =>
       p.runtimeType === 'Date'
-        ? `to_char("${p.fieldNames[0]}" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-        : `"${p.fieldNames[0]}"`;
+        ? `to_char(t."${p.fieldNames[0]}" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+        : `t."${p.fieldNames[0]}"`;
     const select = props.map((p) => `${column(p)} as "${p.name}"`).join(', ');
-    shape = { sql: `select ${select} from "${meta.tableName}"`, columns };
+    shape = { select, table: `"${meta.tableName}" t`, columns };
     shapes.set(entity, shape);
   }
   return shape;
@@ -47,7 +54,7 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`${shape.sql} where "community_id" = ? and "id" in (?)`, [
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" in (?)`, [
     communityId,
     [...ids],
   ]);
@@ -58,14 +65,14 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
 export async function leanFindOne<T extends object>(em: EntityManager, entity: EntityClass<T>, where: Partial<Record<keyof T & string, string>>): Promise<T | null> {
   const shape = shapeOf(em, entity as EntityClass<object>);
   const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`${shape.sql} where ${filters.join(' and ')} limit 1`, Object.values(where));
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
   return (rows[0] as T | undefined) ?? null;
 }
 
 function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): string {
   const col = shape.columns.get(prop);
   if (!col) throw new Error(`lean: ${entity.name} has no column for ${prop}`);
-  return `"${col}"`;
+  return `t."${col}"`;
 }
 
 export async function leanPage<T extends object>(
@@ -73,13 +80,16 @@ export async function leanPage<T extends object>(
   entity: EntityClass<T>,
   where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
+  join?: LeanJoin,
 ): Promise<Page<T>> {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity as EntityClass<object>);
   const column = (prop: string) => columnOf(shape, entity as EntityClass<object>, prop);
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const sql = `${shape.sql} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
+  const from = join ? `${shape.table} ${join.join}` : shape.table;
+  const select = join ? `${shape.select}, ${join.select}` : shape.select;
+  const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
   const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
   return toPage(rows as T[], limit, skip);
 }

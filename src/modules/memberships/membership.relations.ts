@@ -14,7 +14,8 @@ import { GroupMembershipPage } from './membership.resolver';
 @Resolver(() => GroupMembership)
 export class GroupMembershipRelations {
   @FieldResolver(() => String, { nullable: true, description: 'externalId of the member.' })
-  async memberExternalId(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<string | null> {
+  async memberExternalId(@Root() m: GroupMembership & { memberExternalId?: string | null }, @Ctx() ctx: Context): Promise<string | null> {
+    if (m.memberExternalId !== undefined) return m.memberExternalId; // read with the page
     return (await ctx.loaders.memberships.member.load(m.memberId))?.externalId ?? null;
   }
 

@@ -1,4 +1,5 @@
-import { leanPage } from '../../db/lean';
+import { leanPage, type LeanJoin } from '../../db/lean';
+
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
@@ -18,6 +19,11 @@ import type {
 } from './membership.inputs';
 import { reorder } from './membership.order';
 
+const MEMBER_EXTERNAL_ID: LeanJoin = {
+  select: 'mem.external_id as "memberExternalId"',
+  join: 'join members mem on mem.id = t.member_id',
+};
+
 /** Backstop for writers that bypass the pre-checks; the pre-checks give the precise pointers. */
 const UNIQUE = {
   group_memberships_group_member_unique: { path: ['input', 'memberId'], detail: 'the member already belongs to this group' },
@@ -31,7 +37,8 @@ export class GroupMembershipService {
   async list(communityId: string, groupRef: RecordRef, args: GroupMembershipListArgs): Promise<Page<GroupMembership>> {
     const window = pageWindow(args); // bad arguments are a 400 before any lookup
     const group = await findGroup(this.em, communityId, groupRef);
-    return leanPage(this.em, GroupMembership, { communityId, groupId: group.id }, window);
+    // The member's externalId comes with the page: no per-row lookup for memberExternalId.
+    return leanPage(this.em, GroupMembership, { communityId, groupId: group.id }, window, MEMBER_EXTERNAL_ID);
   }
 
   private async find(group: Group, ref: RecordRef): Promise<GroupMembership> {
