@@ -19,59 +19,76 @@ function label(path: (string | number)[]): string {
  * get one problem per field with a pointer instead of a GraphQL coercion message.
  * The types come from the core schema: the REST facade has no field list of its own.
  */
-export function checkInputValue(type: GraphQLInputType, value: unknown, path: (string | number)[] = []): FieldIssue[] {
-  if (type instanceof GraphQLNonNull) {
-    if (value === undefined) return [{ path, detail: `${label(path)} is required` }];
-    if (value === null) return [{ path, detail: `${label(path)} must not be null` }];
-    return checkInputValue(type.ofType, value, path);
-  }
-  if (value === null || value === undefined) return [];
-  if (type instanceof GraphQLList) {
-    if (!Array.isArray(value)) return [{ path, detail: `${label(path)} must be an array` }];
-    return value.flatMap((item, i) => checkInputValue(type.ofType, item, [...path, i]));
-  }
-  if (type instanceof GraphQLInputObjectType) {
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      return [{ path, detail: `${label(path)} must be a JSON object` }];
-    }
-    const fields = type.getFields();
-    const issues: FieldIssue[] = [];
-    for (const name of Object.keys(value)) {
-      if (!Object.prototype.hasOwnProperty.call(fields, name)) {
-        issues.push({ path: [...path, name], detail: `${name} is unknown or read-only and cannot be written` });
-      }
-    }
-    for (const [name, field] of Object.entries(fields)) {
-      issues.push(...checkInputValue(field.type, (value as Record<string, unknown>)[name], [...path, name]));
-    }
-    return issues;
-  }
-  if (type instanceof GraphQLEnumType) {
-    const allowed = type.getValues().map((v) => v.name);
-    if (typeof value === 'string' && allowed.includes(value)) return [];
-    return [{ path, detail: `${label(path)} must be one of ${allowed.join(', ')}` }];
-  }
-  return checkScalar(type as GraphQLScalarType, value, path);
+export function checkInputValue(type: GraphQLInputType, value: unknown): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  walk(type, value, undefined, issues);
+  return issues;
 }
 
-function checkScalar(type: GraphQLScalarType, value: unknown, path: (string | number)[]): FieldIssue[] {
-  const bad = (what: string): FieldIssue[] => [{ path, detail: `${label(path)} must be ${what}` }];
+/** The path as a linked list: built per value, turned into an array only for an issue (bulk bodies have 10,000 items). */
+type Path = { prev: Path; key: string | number } | undefined;
+
+function toArray(path: Path): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (let p = path; p; p = p.prev) out.unshift(p.key);
+  return out;
+}
+
+function report(issues: FieldIssue[], path: Path, detail: (label: string) => string): void {
+  const array = toArray(path);
+  issues.push({ path: array, detail: detail(label(array)) });
+}
+
+function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldIssue[]): void {
+  if (type instanceof GraphQLNonNull) {
+    if (value === undefined) return report(issues, path, (l) => `${l} is required`);
+    if (value === null) return report(issues, path, (l) => `${l} must not be null`);
+    return walk(type.ofType, value, path, issues);
+  }
+  if (value === null || value === undefined) return;
+  if (type instanceof GraphQLList) {
+    if (!Array.isArray(value)) return report(issues, path, (l) => `${l} must be an array`);
+    for (let i = 0; i < value.length; i++) walk(type.ofType, value[i], { prev: path, key: i }, issues);
+    return;
+  }
+  if (type instanceof GraphQLInputObjectType) {
+    if (typeof value !== 'object' || Array.isArray(value)) return report(issues, path, (l) => `${l} must be a JSON object`);
+    const fields = type.getFields();
+    for (const name of Object.keys(value)) {
+      if (!Object.prototype.hasOwnProperty.call(fields, name)) {
+        report(issues, { prev: path, key: name }, () => `${name} is unknown or read-only and cannot be written`);
+      }
+    }
+    for (const name in fields) walk(fields[name].type, (value as Record<string, unknown>)[name], { prev: path, key: name }, issues);
+    return;
+  }
+  if (type instanceof GraphQLEnumType) {
+    if (typeof value === 'string' && type.getValue(value)) return;
+    const allowed = type.getValues().map((v) => v.name);
+    return report(issues, path, (l) => `${l} must be one of ${allowed.join(', ')}`);
+  }
+  const detail = checkScalar(type as GraphQLScalarType, value);
+  if (detail) report(issues, path, (l) => `${l} must be ${detail}`);
+}
+
+/** What the value should have been, or undefined when it is fine. */
+function checkScalar(type: GraphQLScalarType, value: unknown): string | undefined {
   switch (type.name) {
     case 'String':
     case 'ID':
-      return typeof value === 'string' ? [] : bad('a string');
+      return typeof value === 'string' ? undefined : 'a string';
     case 'Int':
-      return Number.isInteger(value) && Math.abs(value as number) <= INT_MAX ? [] : bad('an integer');
+      return Number.isInteger(value) && Math.abs(value as number) <= INT_MAX ? undefined : 'an integer';
     case 'Float':
-      return typeof value === 'number' && Number.isFinite(value) ? [] : bad('a number');
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'a number';
     case 'Boolean':
-      return typeof value === 'boolean' ? [] : bad('true or false');
+      return typeof value === 'boolean' ? undefined : 'true or false';
     default:
       try {
         type.parseValue(value);
-        return [];
+        return undefined;
       } catch {
-        return bad(type.name === 'DateTimeISO' ? 'an ISO 8601 date-time' : 'a valid value');
+        return type.name === 'DateTimeISO' ? 'an ISO 8601 date-time' : 'a valid value';
       }
   }
 }
