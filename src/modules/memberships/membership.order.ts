@@ -61,8 +61,9 @@ export async function reorder(em: EntityManager, group: Group, input: GroupMembe
   if (!ordered.length) return;
   await em.execute(
     `update group_memberships m set order_number = v.n, modified_at = ?::timestamptz
-       from unnest(array[?]::uuid[]) with ordinality as v(id, n)
+       from unnest(string_to_array(?, ',')::uuid[]) with ordinality as v(id, n)
       where m.id = v.id and m.group_id = ? and m.order_number is distinct from v.n`,
-    [new Date().toISOString(), ordered, group.id],
+    // One text parameter instead of 10,000 escaped literals (ids are UUIDs: no commas).
+    [new Date().toISOString(), ordered.join(','), group.id],
   );
 }
