@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
 import type { Context } from '../../context';
+import { byIds, leanByIds } from '../../db/lean';
 import { anyOf, arrayOf } from '../../jobs/sql';
 import { Member } from '../members/member.entity';
 import { Notification, NotificationDelivery } from './notification.entity';
@@ -56,11 +57,7 @@ function group<T>(ids: readonly string[], rows: OwnedRow[], map: (row: Record<st
 
 function createLoaders(em: EntityManager, communityId: string): NotificationLoaders {
   return {
-    member: new DataLoader(async (ids) => {
-      const rows = await em.find(Member, { id: { $in: [...ids] }, communityId });
-      const map = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => map.get(id));
-    }),
+    member: new DataLoader(async (ids) => byIds(await leanByIds(em, Member, communityId, ids), ids)),
     deliveries: paged(async (ids, limit, skip) => {
       const rows = await em.execute<OwnedRow[]>(
         `select * from (
