@@ -13,4 +13,5 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/main.js"]
+# Heap cap from package.json config.nodeFlags (docs/performance.md); exec keeps node as PID 1 for SIGTERM.
+CMD ["sh", "-c", "exec node $(node -p \"require('./package.json').config.nodeFlags\") dist/src/main.js"]

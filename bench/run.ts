@@ -34,6 +34,7 @@ const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 const profile = process.env.BENCH_PROFILE === '1';
 /** Extra node flags for the service, e.g. BENCH_SERVICE_FLAGS="--max-semi-space-size=4" to try heap sizing. */
 const serviceFlags = process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const PRODUCTION_FLAGS: string[] = (JSON.parse(fs.readFileSync('package.json', 'utf8')).config?.nodeFlags ?? '').split(' ').filter(Boolean);
 const partial = Boolean(only) || profile || arms.length < ARMS.length || serviceFlags.length > 0;
 const OUT = path.resolve('.data/bench');
 const PROFILE_DIR = path.join(OUT, 'profile');
@@ -95,7 +96,9 @@ async function main() {
     const prof = profile ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
     const common = { DATABASE_URL: db.url, PUBLIC_BASE_URL: BASE, LOG_LEVEL: 'warn' };
     if (serviceFlags.length) notes.push(`The service ran with node flags ${serviceFlags.join(' ')} (BENCH_SERVICE_FLAGS).`);
-    const service = await startServer('service', [...prof, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN }, path.join(OUT, 'service.log'));
+    // Production mode as `npm run start:prod` runs it: the same node flags (package.json config.nodeFlags).
+    notes.push(`The service ran with the production node flags: ${PRODUCTION_FLAGS.join(' ') || 'none'}.`);
+    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN }, path.join(OUT, 'service.log'));
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'));
     servers.push(raw);
