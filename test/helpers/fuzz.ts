@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { getNamedType, isInputObjectType, isObjectType } from 'graphql';
-import { expect } from 'vitest';
+import { isInputObjectType, isObjectType } from 'graphql';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildSchema } from '../../src/graphql/schema';
 import { routes } from '../../src/rest/routes';
-import type { TestApp, Tenant } from './app';
+import { startTestApp, type TestApp, type Tenant } from './app';
 
 /** Internal names that must never reach a client: schema type names, SQL, stack frames. */
 const internalTypeNames = Object.values(buildSchema().getTypeMap())
@@ -132,4 +132,24 @@ export async function fuzzGraphql(app: TestApp, tenant: Tenant, runs: number) {
     }),
     { numRuns: runs },
   );
+}
+
+/** The fuzz suite: a fresh tenant with one seed group, then routes and GraphQL documents. */
+export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeoutMs: number }) {
+  let app: TestApp;
+  let t: Tenant;
+  beforeAll(async () => {
+    app = await startTestApp();
+    t = await app.tenant({ rateLimitPerHour: 10_000_000 });
+    await app.http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'seed', externalId: 'seed' });
+  });
+  afterAll(() => app.close());
+
+  it(`${opts.routeRuns} requests over every route of the route table: no 5xx, valid problems, no internals, rejected writes change nothing`, async () => {
+    await fuzzRoutes(app, t, opts.routeRuns);
+  }, opts.timeoutMs);
+
+  it(`${opts.graphqlRuns} malformed and hostile GraphQL documents: never a 5xx or a stack trace`, async () => {
+    await fuzzGraphql(app, t, opts.graphqlRuns);
+  }, opts.timeoutMs);
 }
