@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
+import { expectProblem } from './helpers/problem';
 
 let app: TestApp;
 let t: Tenant;
@@ -17,13 +18,6 @@ async function createGroup(body: Record<string, unknown>, tenant = t) {
   const res = await app.http.post('/api/v1/groups').set(auth(tenant)).send(body);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as { id: string; externalId: string | null };
-}
-
-function expectProblem(res: { status: number; headers: Record<string, string>; body: any }, status: number, pointer?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, title: expect.any(String), type: expect.any(String), detail: expect.any(String) });
-  if (pointer) expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
 }
 
 describe('POST /api/v1/groups', () => {

@@ -1,4 +1,3 @@
-import { expect } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Group } from '../../src/modules/groups/group.entity';
 import { Member } from '../../src/modules/members/member.entity';
@@ -65,16 +64,4 @@ export async function keyFor(app: TestApp, communityId: string, scopes: string[]
   return data.createApiKey.key;
 }
 
-type Res = { status: number; headers: Record<string, string>; body: any };
-
-/** RFC 9457 body with the given status; `pointers` must all appear in `errors`. */
-export function expectProblem(res: Res, status: number, ...pointers: string[]): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String) });
-  const got = (res.body.errors ?? []).map((e: { pointer: string; detail: string }) => {
-    expect(e.detail).toEqual(expect.any(String));
-    return e.pointer;
-  });
-  for (const pointer of pointers) expect(got).toContain(pointer);
-}
+export { expectProblem } from './problem';

@@ -8,18 +8,8 @@ export const NO_ID = '00000000-0000-4000-8000-000000000000';
 export const MEMBERS = '/api/v1/members';
 export const FIELDS = '/api/v1/additional_fields';
 
-type Res = { status: number; headers: Record<string, string>; body: any };
-export type ProblemBody = { detail: string; errors: { pointer: string; detail: string }[] };
-
-/** Asserts an RFC 9457 problem with `status` (and `pointer` among its errors); returns the body. */
-export function expectProblem(res: Res, status: number, pointer?: string): ProblemBody {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, title: expect.any(String), type: expect.any(String), detail: expect.any(String) });
-  for (const e of res.body.errors ?? []) expect(e).toEqual({ pointer: expect.any(String), detail: expect.any(String) });
-  if (pointer) expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
-  return res.body;
-}
+export { expectProblem, type ProblemBody } from './problem';
+import type { ProblemBody } from './problem';
 
 export const pointers = (body: ProblemBody) => body.errors.map((e) => e.pointer).sort();
 
