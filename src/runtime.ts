@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { Pool } from 'pg';
 import Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -67,8 +67,13 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
 }
 
 export function listen(app: import('express').Express, port: number): Promise<Server> {
+  // Not app.listen: Express 5 calls its callback on 'error' too, so a taken port looked like a start.
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, () => resolve(server));
+    const server = createServer(app);
     server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
   });
 }

@@ -1,5 +1,7 @@
 import { describe } from 'vitest';
-import { fuzzSuite } from './helpers/fuzz';
+import { fuzzSeed, fuzzSuite } from './helpers/fuzz';
 
-// A quick pass in every `npm test`; `npm run test:hardening` sends 10,000 (FUZZ_RUNS overrides this one).
-describe('fuzzing', () => fuzzSuite({ routeRuns: Number(process.env.FUZZ_RUNS ?? 300), graphqlRuns: 100, timeoutMs: 120_000 }));
+// A quick, deterministic pass in every `npm test` (fixed seed; FUZZ_SEED and FUZZ_RUNS override
+// it to replay a case). `npm run test:hardening` sends 10,000 requests with a new seed each run.
+const seed = fuzzSeed('quick fuzz', 20261122);
+describe('fuzzing', () => fuzzSuite({ routeRuns: Number(process.env.FUZZ_RUNS ?? 300), graphqlRuns: 100, timeoutMs: 120_000, seed }));

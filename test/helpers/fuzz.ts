@@ -121,7 +121,7 @@ const docArb = fc.oneof(
   ),
 );
 
-export async function fuzzGraphql(app: TestApp, tenant: Tenant, runs: number) {
+export async function fuzzGraphql(app: TestApp, tenant: Tenant, runs: number, seed?: number) {
   await check(
     fc.asyncProperty(docArb, fc.option(fc.jsonValue()), async (query, variables) => {
       const before = await snapshot(app, tenant.communityId);
@@ -130,12 +130,25 @@ export async function fuzzGraphql(app: TestApp, tenant: Tenant, runs: number) {
       expect(res.text).not.toMatch(/\bat [\w.<>]+ \(|\.ts:\d+|node_modules|stacktrace/i);
       if (res.body.errors) expect(await snapshot(app, tenant.communityId)).toBe(before);
     }),
-    { numRuns: runs },
+    { numRuns: runs, seed },
   );
 }
 
+/**
+ * The seed of a fuzz run: `FUZZ_SEED` when given (to replay a failure), else `fallback`
+ * (`npm test` passes a fixed one, so it is deterministic; the hardening run draws a new one).
+ * Printed up front and in every failure message.
+ */
+export function fuzzSeed(label: string, fallback: number): number {
+  const given = process.env.FUZZ_SEED;
+  const seed = given !== undefined && given !== '' ? Number(given) : fallback;
+  if (!Number.isSafeInteger(seed)) throw new Error(`FUZZ_SEED must be an integer, got ${given}`);
+  console.log(`${label}: seed ${seed} (replay: FUZZ_SEED=${seed})`);
+  return seed;
+}
+
 /** The fuzz suite: a fresh tenant with one seed group, then routes and GraphQL documents. */
-export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeoutMs: number }) {
+export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeoutMs: number; seed: number }) {
   let app: TestApp;
   let t: Tenant;
   beforeAll(async () => {
@@ -146,10 +159,10 @@ export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeou
   afterAll(() => app.close());
 
   it(`${opts.routeRuns} requests over every route of the route table: no 5xx, valid problems, no internals, rejected writes change nothing`, async () => {
-    await fuzzRoutes(app, t, opts.routeRuns);
+    await fuzzRoutes(app, t, opts.routeRuns, opts.seed);
   }, opts.timeoutMs);
 
   it(`${opts.graphqlRuns} malformed and hostile GraphQL documents: never a 5xx or a stack trace`, async () => {
-    await fuzzGraphql(app, t, opts.graphqlRuns);
+    await fuzzGraphql(app, t, opts.graphqlRuns, opts.seed);
   }, opts.timeoutMs);
 }
