@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyOf, arrayOf } from '../../jobs/sql';
+import { anyOf, arrayOf } from '../../db/sql';
 import { checkInput as checkGroupInput } from '../groups/group.service';
 import type { GroupImportRow } from './import.inputs';
 import { countWrites, issuesOf, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyOf, arrayOf } from '../../jobs/sql';
+import { anyOf, arrayOf } from '../../db/sql';
 import { memberIssues } from '../members/member.checks';
 import type { MemberImportRow } from './import.inputs';
 import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';

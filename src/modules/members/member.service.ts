@@ -10,6 +10,7 @@ import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
 import { orderedIds } from '../../common/ids';
+import { anyOf, arrayOf } from '../../db/sql';
 
 type Path = (string | number)[];
 
@@ -96,9 +97,8 @@ export class MemberService {
     const rows = await em.execute<{ externalId: string | null; email: string | null }[]>(
       `select external_id as "externalId", lower(email_address) as email from members
         where community_id = ?
-          and (external_id in (select jsonb_array_elements_text(?::jsonb))
-               or lower(email_address) in (select jsonb_array_elements_text(?::jsonb)))`,
-      [communityId, JSON.stringify(externalIds), JSON.stringify(emails)],
+          and (external_id = ${anyOf()} or lower(email_address) = ${anyOf()})`,
+      [communityId, arrayOf(externalIds), arrayOf(emails)],
     );
     const usedIds = new Set(rows.map((r) => r.externalId));
     const usedEmails = new Set(rows.map((r) => r.email));

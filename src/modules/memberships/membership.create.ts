@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
 import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
@@ -15,12 +16,11 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
   const ids = [...new Set(items.map((i) => i.memberId).filter((v): v is string => typeof v === 'string' && isId(v)))];
   // A NUL cannot be stored (so matches nothing) and PostgreSQL rejects it in a literal.
   const exts = [...new Set(items.map((i) => i.memberExternalId).filter((v): v is string => typeof v === 'string' && !v.includes('\u0000')))];
-  const or = [...(ids.length ? ['id in (?)'] : []), ...(exts.length ? ['external_id in (?)'] : [])];
-  const rows: MemberRow[] = or.length
-    ? await em.execute(`select id, external_id from members where community_id = ? and (${or.join(' or ')})`, [
+  const rows: MemberRow[] = ids.length || exts.length
+    ? await em.execute(`select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()})`, [
         communityId,
-        ...(ids.length ? [ids.map((id) => id.toLowerCase())] : []),
-        ...(exts.length ? [exts] : []),
+        arrayOf(ids.map((id) => id.toLowerCase())),
+        arrayOf(exts),
       ])
     : [];
   return { byId: new Map(rows.map((r) => [r.id, r])), byExt: new Map(rows.map((r) => [r.external_id, r])) };
@@ -28,13 +28,11 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
 
 /** Existing memberships of the group that clash with the batch (member already in, externalId taken). */
 async function loadClashes(em: EntityManager, groupId: string, memberIds: string[], externalIds: string[]) {
-  const or = [...(memberIds.length ? ['member_id in (?)'] : []), ...(externalIds.length ? ['external_id in (?)'] : [])];
-  const rows: { member_id: string; external_id: string | null }[] = or.length
-    ? await em.execute(`select member_id, external_id from group_memberships where group_id = ? and (${or.join(' or ')})`, [
-        groupId,
-        ...(memberIds.length ? [memberIds] : []),
-        ...(externalIds.length ? [externalIds] : []),
-      ])
+  const rows: { member_id: string; external_id: string | null }[] = memberIds.length || externalIds.length
+    ? await em.execute(
+        `select member_id, external_id from group_memberships where group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
+        [groupId, arrayOf(memberIds), arrayOf(externalIds)],
+      )
     : [];
   return { members: new Set(rows.map((r) => r.member_id)), externalIds: new Set(rows.map((r) => r.external_id)) };
 }

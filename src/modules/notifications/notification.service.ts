@@ -4,7 +4,7 @@ import { pageWindow, toPage, type Page } from '../../common/pagination';
 import { Checks } from '../../common/validate';
 import { conflict, invalid, notFound, type FieldIssue } from '../../errors/app-error';
 import { enqueue, removeJob } from '../../jobs/queue';
-import { anyOf, arrayOf } from '../../jobs/sql';
+import { anyOf, arrayOf } from '../../db/sql';
 import { Notification, NotificationStatus } from './notification.entity';
 import type { CreateNotificationInput, NotificationListArgs } from './notification.inputs';
 
@@ -89,8 +89,8 @@ export class NotificationService {
       await tx.flush();
       await tx.execute(
         `insert into notification_recipients (notification_id, member_id)
-         select ?, m::uuid from jsonb_array_elements_text(?::jsonb) m`,
-        [notification.id, JSON.stringify(memberIds)],
+         select ?, unnest(?::uuid[])`,
+        [notification.id, arrayOf(memberIds)],
       );
       if (dueLater) {
         await enqueue(tx, SEND_NOTIFICATION, { notificationId: notification.id }, { runAt: dueLater, jobKey: jobKeyOf(notification.id) });
