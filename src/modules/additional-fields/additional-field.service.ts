@@ -18,7 +18,7 @@ export const MAX_ORDER_NUMBER = 1_000_000_000;
 const UNICODE = /^[0-9A-Fa-f]{1,6}$/;
 
 function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInput): void {
-  const checks = new Checks(['input'])
+  const checks = new Checks()
     .string('name', input.name, { min: 1, max: 256 })
     .string('placeholder', input.placeholder, { max: 256, nullable: true })
     .notNull('isEditableByMember', input.isEditableByMember)
@@ -30,7 +30,7 @@ function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInp
   if (order != null && (!Number.isInteger(order) || order < 0 || order > MAX_ORDER_NUMBER)) {
     checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
   }
-  checks.done();
+  checks.done(['input']);
 }
 
 function iconColumns(icon: IconInput | null | undefined) {

@@ -3,22 +3,21 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { Checks, EXTERNAL_ID, rejectInvalid, under } from '../../common/validate';
+import { notFound, type FieldIssue } from '../../errors/app-error';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 
 const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
 
-/** Exported: group imports check their rows with the same rules (modules/imports). */
-export function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
-  new Checks(['input'])
+/** The field rules of a group body, relative to it; group imports check their rows with them too. */
+export function groupIssues(input: CreateGroupInput | UpdateGroupInput): FieldIssue[] {
+  return new Checks()
     .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
     .string('name', input.name, { min: 1, max: 256 })
     .string('about', input.about, { max: 2048, nullable: true })
     .string('color', input.color, { ...COLOR, nullable: true })
-    .notNull('isVisibleInApp', input.isVisibleInApp)
-    .done();
+    .notNull('isVisibleInApp', input.isVisibleInApp).issues;
 }
 
 const EXTERNAL_ID_TAKEN = {
@@ -47,7 +46,7 @@ export class GroupService {
   }
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
-    checkInput(input);
+    rejectInvalid(under(['input'], groupIssues(input)));
     const group = this.em.create(Group, {
       communityId,
       externalId: input.externalId ?? null,
@@ -61,7 +60,7 @@ export class GroupService {
   }
 
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput): Promise<Group> {
-    checkInput(input);
+    rejectInvalid(under(['input'], groupIssues(input)));
     const group = await this.get(communityId, ref);
     const fields = ['externalId', 'name', 'about', 'color', 'isVisibleInApp'] as const;
     let changed = false;

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { anyOf, arrayOf } from '../../db/sql';
-import { checkInput as checkGroupInput } from '../groups/group.service';
+import { groupIssues } from '../groups/group.service';
 import type { GroupImportRow } from './import.inputs';
-import { countWrites, issuesOf, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
+import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
 interface GroupValues {
   external_id: string;
@@ -55,7 +55,7 @@ export async function applyGroupBatch(
       issues.add(row, 'externalId', `externalId "${data.externalId}" was already given in row ${first}`);
       continue;
     }
-    issues.addAll(row, issuesOf(() => checkGroupInput(data)));
+    issues.addAll(row, groupIssues(data));
     const before = current.get(data.externalId);
     if (!before && data.name === undefined) issues.add(row, 'name', 'name is required for a new group');
     if (issues.has(row)) continue;

@@ -116,7 +116,7 @@ export async function applyMemberBatch(
     }
     const before = current.get(data.externalId);
     const { groupExternalIds, ...fields } = data;
-    issues.addAll(row, memberIssues(fields, [], !before));
+    issues.addAll(row, memberIssues(fields, !before));
     (groupExternalIds ?? []).forEach((ref, i) => {
       if (!groupId.has(ref)) issues.add(row, `groupExternalIds.${i}`, `No group with externalId "${ref}" in this community`);
     });

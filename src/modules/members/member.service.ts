@@ -10,6 +10,7 @@ import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
 import { orderedIds } from '../../common/ids';
+import { rejectInvalid, under } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
 
 type Path = (string | number)[];
@@ -37,7 +38,7 @@ export class MemberService {
   }
 
   async create(communityId: string, input: CreateMemberInput): Promise<Member> {
-    const [member] = await this.insert(communityId, [input], () => ['input']);
+    const [member] = await this.insert(communityId, [input], { item: () => ['input'] });
     return member;
   }
 
@@ -46,16 +47,19 @@ export class MemberService {
     if (count < 1 || count > MAX_BULK) {
       throw invalid([{ path: ['input', 'members'], detail: `members must hold 1-${MAX_BULK} items, got ${count}` }]);
     }
-    return this.insert(communityId, input.members, (i) => ['input', 'members', i]);
+    const list = ['input', 'members'];
+    return this.insert(communityId, input.members, { item: (i) => [...list, i], list });
   }
 
   /**
    * All or nothing, set-based: one statement checks the additional field ids, one
    * looks for taken externalIds/emails, one inserts the members, one their values.
+   * `at.item(i)` is where item i sits in the arguments; `at.list` is the bulk list, if any.
    */
-  private async insert(communityId: string, items: CreateMemberInput[], pathOf: (i: number) => Path): Promise<Member[]> {
-    const issues = items.flatMap((item, i) => memberIssues(item, pathOf(i), true));
-    if (items.length > 1) issues.push(...batchDuplicateIssues(items, ['input', 'members']));
+  private async insert(communityId: string, items: CreateMemberInput[], at: { item: (i: number) => Path; list?: Path }): Promise<Member[]> {
+    const pathOf = at.item;
+    const issues = items.flatMap((item, i) => under(pathOf(i), memberIssues(item, true)));
+    if (at.list) issues.push(...under(at.list, batchDuplicateIssues(items)));
     return this.em.transactional(async (em) => {
       const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
       issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
@@ -78,7 +82,7 @@ export class MemberService {
       );
       const rows = members.map((m) => ({ ...m }));
       // A concurrent writer can still take a value after the check: 409 without an item pointer.
-      await mapUnique(() => em.insertMany(Member, rows), taken(['input'], pathOf(0).length > 1 ? ['input', 'members'] : undefined));
+      await mapUnique(() => em.insertMany(Member, rows), taken(['input'], at.list));
       const values = items.flatMap((item, i) =>
         (item.additionalFields ?? [])
           .filter((e) => e.value != null)
@@ -115,8 +119,7 @@ export class MemberService {
   }
 
   async update(communityId: string, ref: RecordRef, input: UpdateMemberInput): Promise<Member> {
-    const issues = memberIssues(input, ['input'], false);
-    if (issues.length) throw invalid(issues);
+    rejectInvalid(under(['input'], memberIssues(input, false)));
     return this.em.transactional(async (em) => {
       // Row lock: concurrent patches of one member apply one after the other.
       const member = await this.get(communityId, ref, em, true);

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { Checks, EXTERNAL_ID, under } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
-import type { CreateGroupMembershipInput } from './membership.inputs';
+import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
 export const MAX_BULK = 1000;
 type Path = (string | number)[];
@@ -37,17 +37,11 @@ async function loadClashes(em: EntityManager, groupId: string, memberIds: string
   return { members: new Set(rows.map((r) => r.member_id)), externalIds: new Set(rows.map((r) => r.external_id)) };
 }
 
-/** The per-field rules of one item, collected instead of thrown so a batch reports every item. */
-function fieldIssues(item: CreateGroupMembershipInput, path: Path): FieldIssue[] {
-  try {
-    new Checks(path)
-      .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', item.title, { max: 256, nullable: true })
-      .done();
-    return [];
-  } catch (err) {
-    return (err as AppError).issues;
-  }
+/** The field rules of a membership body (create item or patch), relative to it. */
+export function membershipIssues(item: CreateGroupMembershipInput | UpdateGroupMembershipInput): FieldIssue[] {
+  return new Checks()
+    .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
+    .string('title', item.title, { max: 256, nullable: true }).issues;
 }
 
 /**
@@ -69,7 +63,7 @@ export async function insertMemberships(
   const seenExternal = new Map<string, number>();
   items.forEach((item, i) => {
     const at = (field: string, detail: string) => issues.push({ path: [...pathOf(i), field], detail });
-    issues.push(...fieldIssues(item, pathOf(i)));
+    issues.push(...under(pathOf(i), membershipIssues(item)));
     const byIdRow = item.memberId != null ? byId.get(item.memberId.toLowerCase()) : undefined;
     const byExtRow = item.memberExternalId != null ? byExt.get(item.memberExternalId) : undefined;
     if (item.memberId == null && item.memberExternalId == null) at('memberId', 'memberId or memberExternalId is required');

@@ -4,11 +4,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { rejectInvalid, under } from '../../common/validate';
 import { invalid, notFound } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
-import { insertMemberships, MAX_BULK } from './membership.create';
+import { insertMemberships, MAX_BULK, membershipIssues } from './membership.create';
 import { GroupMembership, MembershipRole } from './membership.entity';
 import type {
   CreateGroupMembershipInput,
@@ -76,10 +76,7 @@ export class GroupMembershipService {
   }
 
   async update(communityId: string, groupRef: RecordRef, ref: RecordRef, input: UpdateGroupMembershipInput): Promise<GroupMembership> {
-    new Checks(['input'])
-      .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', input.title, { max: 256, nullable: true })
-      .done();
+    rejectInvalid(under(['input'], membershipIssues(input)));
     const membership = await this.get(communityId, groupRef, ref);
     let changed = false;
     for (const field of ['externalId', 'title'] as const) {

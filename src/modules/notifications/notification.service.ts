@@ -63,7 +63,7 @@ export class NotificationService {
   async create(communityId: string, input: CreateNotificationInput): Promise<Notification> {
     const ids = input.memberIds ?? [];
     const externalIds = input.memberExternalIds ?? [];
-    const checks = new Checks(['input'])
+    const checks = new Checks()
       .string('title', input.title, { min: 1, max: 256 })
       .string('message', input.message, { min: 1, max: 10_000 });
     if (!ids.length && !externalIds.length) {
@@ -71,7 +71,7 @@ export class NotificationService {
     } else if (ids.length + externalIds.length > MAX_RECIPIENTS) {
       checks.add(['memberIds'], `At most ${MAX_RECIPIENTS} recipients (memberIds and memberExternalIds together)`);
     }
-    checks.done();
+    checks.done(['input']);
 
     const now = new Date();
     const dueLater = input.sendAt && input.sendAt.getTime() > now.getTime() ? input.sendAt : null;
