@@ -1,4 +1,5 @@
 import { leanFindOne, leanPage } from '../../db/lean';
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
@@ -62,19 +63,9 @@ export class GroupService {
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
     const group = await this.get(communityId, ref);
-    const fields = ['externalId', 'name', 'about', 'color', 'isVisibleInApp'] as const;
-    let changed = false;
-    for (const field of fields) {
-      const value = input[field];
-      if (value !== undefined && group[field] !== value) {
-        (group as unknown as Record<string, unknown>)[field] = value;
-        changed = true;
-      }
-    }
-    if (changed) {
-      group.modifiedAt = new Date();
-      await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
-    }
+    // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+    wrap(group).assign(input, { ignoreUndefined: true });
+    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
     return group;
   }
 
@@ -87,11 +78,8 @@ export class GroupService {
 
   async setState(communityId: string, ref: RecordRef, state: GroupState): Promise<Group> {
     const group = await this.get(communityId, ref);
-    if (group.state !== state) {
-      group.state = state;
-      group.modifiedAt = new Date();
-      await this.em.flush();
-    }
+    group.state = state;
+    await this.em.flush(); // a write (and a new modifiedAt) only when the state changes
     return group;
   }
 }

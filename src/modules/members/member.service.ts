@@ -1,4 +1,4 @@
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -126,23 +126,15 @@ export class MemberService {
       const entries = input.additionalFields ?? [];
       const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
       if (unknown.length) throw invalid(unknown);
-      const record = member as unknown as Record<string, unknown>;
-      let changed = false;
-      for (const field of IDENTITY_FIELDS) {
-        const value = input[field];
-        if (value !== undefined && record[field] !== value) {
-          record[field] = value;
-          changed = true;
-        }
-      }
+      // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+      const { additionalFields: _values, ...fields } = input;
+      wrap(member).assign(fields, { ignoreUndefined: true });
       if (IDENTITY_FIELDS.every((f) => member[f] == null)) {
         throw invalid([{ path: ['input'], detail: `A member needs at least one of ${IDENTITY_FIELDS.join(', ')}` }]);
       }
-      if (entries.length && (await writeValues(em, member.id, entries))) changed = true;
-      if (changed) {
-        member.modifiedAt = new Date();
-        await mapUnique(() => em.flush(), taken(['input']));
-      }
+      // Changed values alone are a change of the member too.
+      if (entries.length && (await writeValues(em, member.id, entries))) member.modifiedAt = new Date();
+      await mapUnique(() => em.flush(), taken(['input']));
       return member;
     });
   }
