@@ -1,4 +1,5 @@
 import { leanFindOne, leanPage } from '../../db/lean';
+import { insertRecords } from '../../db/write';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -48,15 +49,14 @@ export class GroupService {
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
-    const group = this.em.create(Group, {
-      communityId,
+    const values = {
       externalId: input.externalId ?? null,
       name: input.name,
       about: input.about ?? null,
       color: input.color ?? null,
       isVisibleInApp: input.isVisibleInApp ?? true,
-    });
-    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
+    };
+    const [group] = await mapUnique(() => insertRecords(this.em, Group, communityId, [values]), EXTERNAL_ID_TAKEN);
     return group;
   }
 

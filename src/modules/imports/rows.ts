@@ -68,7 +68,7 @@ export async function writeRows<T, R>(
   tx: EntityManager,
   rows: T[],
   write: (em: EntityManager, rows: T[]) => Promise<R[]>,
-  onConflict: (row: T) => void,
+  onConflict: (row: T, err: UniqueConstraintViolationException) => void,
 ): Promise<R[]> {
   if (!rows.length) return [];
   try {
@@ -82,7 +82,7 @@ export async function writeRows<T, R>(
       results.push(...(await tx.transactional((sp) => write(sp, [row]))));
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
-      onConflict(row);
+      onConflict(row, err);
     }
   }
   return results;

@@ -9,7 +9,7 @@ import { batchDuplicateIssues, IDENTITY_FIELDS, MAX_BULK, memberIssues } from '.
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
-import { orderedIds } from '../../common/ids';
+import { insertRecords } from '../../db/write';
 import { rejectInvalid, under } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
 
@@ -66,27 +66,18 @@ export class MemberService {
       if (issues.length) throw invalid(issues);
       await this.rejectTaken(em, communityId, items, pathOf);
 
-      const ids = orderedIds(items.length);
-      const now = new Date();
-      const members = items.map((item, i) =>
-        Object.assign(new Member(), {
-          id: ids[i],
-          communityId,
-          externalId: item.externalId ?? null,
-          firstName: item.firstName ?? null,
-          lastName: item.lastName ?? null,
-          emailAddress: item.emailAddress ?? null,
-          createdAt: now,
-          modifiedAt: now,
-        }),
-      );
-      const rows = members.map((m) => ({ ...m }));
+      const fields = items.map((item) => ({
+        externalId: item.externalId ?? null,
+        firstName: item.firstName ?? null,
+        lastName: item.lastName ?? null,
+        emailAddress: item.emailAddress ?? null,
+      }));
       // A concurrent writer can still take a value after the check: 409 without an item pointer.
-      await mapUnique(() => em.insertMany(Member, rows), taken(['input'], at.list));
+      const members = await mapUnique(() => insertRecords(em, Member, communityId, fields), taken(['input'], at.list));
       const values = items.flatMap((item, i) =>
         (item.additionalFields ?? [])
           .filter((e) => e.value != null)
-          .map((e) => ({ memberId: ids[i], fieldId: e.id.toLowerCase(), value: e.value! })),
+          .map((e) => ({ memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value! })),
       );
       if (values.length) await em.insertMany(MemberFieldValue, values);
       return members;

@@ -101,24 +101,50 @@ export async function insertMemberships(
   });
   if (conflicts.length) throw new AppError('CONFLICT', conflicts.length === 1 ? conflicts[0].detail : 'Some memberships clash with existing ones', conflicts);
 
-  // A batch shares one createdAt; time-ordered ids make the final tie-break (id asc) list it in input order.
+  return appendMemberships(
+    em,
+    group.communityId,
+    items.map((item, i) => ({ groupId: group.id, memberId: resolved[i].memberId, externalId: item.externalId ?? null, title: item.title ?? null })),
+  );
+}
+
+export interface NewMembership {
+  groupId: string;
+  memberId: string;
+  externalId?: string | null;
+  title?: string | null;
+}
+
+/**
+ * The one way memberships are added, by REST, GraphQL and imports: appended at the end of
+ * each group's order (max + 1, max + 2, ... in the order given) in ONE statement, role
+ * MEMBER, time-ordered ids and one createdAt, so a batch lists in input order. The caller
+ * holds the row locks of the groups (inLockedGroup, or `for update` in id order), so the
+ * maximum read here stays the maximum; the count triggers keep membershipCount exact.
+ * Answers the new memberships in the order given.
+ */
+export async function appendMemberships(em: EntityManager, communityId: string, items: NewMembership[], now = new Date()): Promise<GroupMembership[]> {
+  if (!items.length) return [];
   const ids = orderedIds(items.length);
-  const now = new Date().toISOString();
   const rows = items.map((item, i) => ({
     id: ids[i],
-    member_id: resolved[i].memberId,
+    group_id: item.groupId,
+    member_id: item.memberId,
     external_id: item.externalId ?? null,
     title: item.title ?? null,
-    n: i + 1,
+    n: i,
   }));
+  const at = now.toISOString();
   const inserted: Record<string, unknown>[] = await em.execute(
     `insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
-     select v.id, ?, ?, v.member_id, v.external_id, v.title, 'MEMBER',
-            coalesce((select max(order_number) from group_memberships where group_id = ?), 0) + v.n, ?::timestamptz, ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, member_id uuid, external_id text, title text, n int)
+     select v.id, ?, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
+            coalesce((select max(g.order_number) from group_memberships g where g.group_id = v.group_id), 0)
+              + row_number() over (partition by v.group_id order by v.n),
+            ?::timestamptz, ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)
      returning *`,
-    [group.communityId, group.id, group.id, now, now, JSON.stringify(rows)],
+    [communityId, at, at, JSON.stringify(rows)],
   );
   const byNewId = new Map(inserted.map((r) => [r.id as string, r]));
   return ids.map((id) => em.map(GroupMembership, byNewId.get(id)!));
