@@ -1,28 +1,57 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AuthChecker } from 'type-graphql';
+import { createParameterDecorator, type AuthChecker } from 'type-graphql';
 import { AppError } from './errors/app-error';
-import { createLoaders, type Loaders } from './loaders';
+import { Loaders } from './loaders';
 
 export type Caller =
   | { kind: 'key'; keyId: string; communityId: string; scopes: Set<string> }
   | { kind: 'operator' };
 
+/** A service class: built per request around the request's EntityManager. */
+export type ServiceClass<T> = new (em: EntityManager) => T;
+
 export interface Context {
   caller?: Caller;
   em: EntityManager;
+  /** Per-request DataLoaders, each built on first use (src/loaders.ts). */
   loaders: Loaders;
+  /** The request's instance of a service, built on first use. */
+  service<T>(service: ServiceClass<T>): T;
   requestId: string;
 }
 
+const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';
+
 export function createContext(em: EntityManager, caller: Caller | undefined, requestId: string): Context {
   const fork = em.fork({ clear: true, useContext: false }) as EntityManager;
-  return { caller, em: fork, loaders: createLoaders(fork, caller), requestId };
+  const services = new Map<ServiceClass<unknown>, unknown>();
+  const communityId = caller?.kind === 'key' ? caller.communityId : NO_COMMUNITY;
+  return {
+    caller,
+    em: fork,
+    loaders: new Loaders({ em: fork, communityId }),
+    service<T>(service: ServiceClass<T>): T {
+      let instance = services.get(service) as T | undefined;
+      if (instance === undefined) services.set(service, (instance = new service(fork)));
+      return instance;
+    },
+    requestId,
+  };
 }
 
 /** The community of a key caller; the operator has none and may not touch community data. */
 export function communityOf(ctx: Context): string {
   if (ctx.caller?.kind === 'key') return ctx.caller.communityId;
   throw new AppError('FORBIDDEN', 'This operation needs a community API key');
+}
+
+/**
+ * `@Community() communityId: string` on a resolver parameter: the caller's community, the
+ * one tenant every service call names. Resolved after `@Authorized`, so the scope check
+ * answers first; an operator caller gets FORBIDDEN.
+ */
+export function Community() {
+  return createParameterDecorator<Context>(({ context }) => communityOf(context));
 }
 
 /**

@@ -1,28 +1,66 @@
 import DataLoader from 'dataloader';
+import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Caller } from './context';
+import { pageWindow, type Page, type PageArgs, type PageWindow } from './common/pagination';
 import { byIds, leanByIds } from './db/lean';
-import { Group } from './modules/groups/group.entity';
-import { createMembershipLoaders, type MembershipLoaders } from './modules/memberships/membership.loaders';
-import { createMemberLoaders, type MemberLoaders } from './modules/members/member.loaders';
 
-/**
- * Per-request DataLoaders. They are built for one caller, so every batch is
- * scoped to that caller's community: a loader can never return a foreign row.
- */
-export interface Loaders {
-  group: DataLoader<string, Group | undefined>;
-  /** Membership relations and the member-by-id loader they use (modules/memberships). */
-  memberships: MembershipLoaders;
-  /** Members' additional field values and the fields they point to (modules/members). */
-  members: MemberLoaders;
+/** What a loader is built for: one request's EntityManager and the caller's community. */
+export interface LoaderScope {
+  em: EntityManager;
+  communityId: string;
 }
 
-export function createLoaders(em: EntityManager, caller: Caller | undefined): Loaders {
-  const communityId = caller?.kind === 'key' ? caller.communityId : '00000000-0000-0000-0000-000000000000';
-  return {
-    group: new DataLoader(async (ids) => byIds(await leanByIds(em, Group, communityId, ids), ids)),
-    memberships: createMembershipLoaders(em, communityId),
-    members: createMemberLoaders(em, communityId),
+/** Builds one loader (or a family of them) for one request; listed in its feature module's `loaders`. */
+export type LoaderFactory<T> = (scope: LoaderScope) => T;
+
+const registered = new Set<LoaderFactory<unknown>>();
+
+/** Called once with every feature module's `loaders` (src/modules/index.ts). */
+export function registerLoaders(factories: LoaderFactory<unknown>[]): void {
+  for (const factory of factories) registered.add(factory);
+}
+
+/**
+ * Per-request loaders, each built on first use: a request that touches no relation builds
+ * none. They are built for one caller, so every batch is scoped to that caller's
+ * community and a loader can never return a foreign row.
+ */
+export class Loaders {
+  private readonly built = new Map<LoaderFactory<unknown>, unknown>();
+
+  constructor(private readonly scope: LoaderScope) {}
+
+  get<T>(factory: LoaderFactory<T>): T {
+    let loader = this.built.get(factory) as T | undefined;
+    if (loader === undefined) {
+      if (!registered.has(factory)) throw new Error(`Loader ${factory.name} is not listed in a feature module's loaders`);
+      loader = factory(this.scope);
+      this.built.set(factory, loader);
+    }
+    return loader;
+  }
+}
+
+/** Rows of `entity` by id, as plain rows (src/db/lean.ts), for the caller's community. */
+export function rowsById<T extends { id: string }>(entity: EntityClass<T>): LoaderFactory<DataLoader<string, T | undefined>> {
+  return ({ em, communityId }) => new DataLoader(async (ids) => byIds(await leanByIds(em, entity, communityId, ids), ids));
+}
+
+/**
+ * One page per owner id, with one DataLoader per distinct page arguments (a batch shares one
+ * window). Bad limit/skip fail the field with a 400 before any batch is formed.
+ */
+export function pagesByOwner<T, A extends PageArgs = PageArgs>(
+  load: (scope: LoaderScope, ids: readonly string[], window: PageWindow, args: A) => Promise<Page<T>[]>,
+): LoaderFactory<(args: A) => DataLoader<string, Page<T>>> {
+  return (scope) => {
+    const loaders = new Map<string, DataLoader<string, Page<T>>>();
+    return (args) => {
+      const window = pageWindow(args);
+      const key = JSON.stringify(window);
+      let loader = loaders.get(key);
+      if (!loader) loaders.set(key, (loader = new DataLoader((ids) => load(scope, ids, window, args))));
+      return loader;
+    };
   };
 }

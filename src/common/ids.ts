@@ -4,16 +4,16 @@ import { randomBytes } from 'node:crypto';
  * `n` UUIDs in version 7 layout (48-bit millisecond time, then a 12-bit counter) that
  * sort in generation order. Rows written together share one createdAt and lists break
  * createdAt ties by id, so a bulk insert lists in input order; time-ordered keys also
- * keep B-tree inserts local. n <= 4096 per call.
+ * keep B-tree inserts local. Past 4096 ids the time field moves on by one millisecond
+ * per 4096, so the order holds for any n.
  */
 export function orderedIds(n: number): string[] {
-  if (n > 4096) throw new RangeError('orderedIds: at most 4096 per call');
-  const time = Date.now();
+  const start = Date.now();
   const tail = randomBytes(8);
   tail[0] = (tail[0] & 0x3f) | 0x80; // RFC 9562 variant
   return Array.from({ length: n }, (_, i) => {
     const b = Buffer.alloc(16);
-    b.writeUIntBE(time, 0, 6);
+    b.writeUIntBE(start + Math.floor(i / 4096), 0, 6);
     b[6] = 0x70 | ((i >> 8) & 0x0f);
     b[7] = i & 0xff;
     tail.copy(b, 8);

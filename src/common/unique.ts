@@ -13,10 +13,15 @@ export async function mapUnique<T>(
     return await write();
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
-      const name = (err as unknown as { constraint?: string }).constraint ?? '';
-      const hit = constraints[name] ?? Object.entries(constraints).find(([k]) => err.message.includes(k))?.[1];
+      const hit = constraints[violated(err, Object.keys(constraints)) ?? ''];
       if (hit) throw conflict(hit.path, hit.detail);
     }
     throw err;
   }
+}
+
+/** Which of `names` a unique violation is about (the driver's constraint field, else the message). */
+export function violated(err: UniqueConstraintViolationException, names: string[]): string | undefined {
+  const name = (err as unknown as { constraint?: string }).constraint;
+  return names.find((k) => k === name) ?? names.find((k) => err.message.includes(k));
 }

@@ -1,16 +1,24 @@
 import { invalid, type FieldIssue } from '../errors/app-error';
 
+type Path = (string | number)[];
+
 /**
- * A small collector for business-rule checks in services: each check adds an
- * issue with its path, and `done()` throws one 400 naming every bad field.
+ * The one collector for field rules. Checks collect issues and never throw; their paths
+ * are relative to the value checked (`['name']`, `['additionalFields', 2, 'id']`), so one
+ * rule set serves a single body, each item of a bulk body and each row of an import: the
+ * caller places the issues with `under` (or `done(at)`), e.g. `under(['input', 'members', 3], ...)`.
  */
 export class Checks {
-  private readonly issues: FieldIssue[] = [];
+  private readonly list: FieldIssue[] = [];
 
-  constructor(private readonly base: (string | number)[] = []) {}
+  add(path: Path, detail: string): this {
+    this.list.push({ path, detail });
+    return this;
+  }
 
-  add(path: (string | number)[], detail: string): this {
-    this.issues.push({ path: [...this.base, ...path], detail });
+  /** Issues of a nested value (an array item, a sub-object), placed under `path`. */
+  nest(path: Path, issues: FieldIssue[]): this {
+    this.list.push(...under(path, issues));
     return this;
   }
 
@@ -41,12 +49,27 @@ export class Checks {
   }
 
   get ok(): boolean {
-    return this.issues.length === 0;
+    return this.list.length === 0;
   }
 
-  done(): void {
-    if (this.issues.length) throw invalid(this.issues);
+  get issues(): FieldIssue[] {
+    return [...this.list];
   }
+
+  /** Throws one 400 naming every issue, placed under `at` (where the value sits in the arguments). */
+  done(at: Path = []): void {
+    rejectInvalid(under(at, this.list));
+  }
+}
+
+/** Issues relative to a value, moved to where the value sits: `under(['input'], [{ path: ['name'] }])` names `input.name`. */
+export function under(at: Path, issues: FieldIssue[]): FieldIssue[] {
+  return at.length ? issues.map((issue) => ({ ...issue, path: [...at, ...issue.path] })) : issues;
+}
+
+/** One 400 naming every issue; nothing when there are none. */
+export function rejectInvalid(issues: FieldIssue[]): void {
+  if (issues.length) throw invalid(issues);
 }
 
 export const EXTERNAL_ID = { min: 1, max: 128, pattern: /^[A-Za-z0-9@_.-]+$/, patternText: '^[A-Za-z0-9@_.-]+$' };

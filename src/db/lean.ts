@@ -1,6 +1,7 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toPage, type Page, type PageWindow } from '../common/pagination';
+import { anyOf, arrayOf } from './sql';
 
 interface LeanShape {
   select: string;
@@ -54,9 +55,9 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" in (?)`, [
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" = ${anyOf('uuid')}`, [
     communityId,
-    [...ids],
+    arrayOf(ids),
   ]);
   return rows as T[];
 }

@@ -20,7 +20,8 @@ export abstract class TenantRecord {
   @Property({ type: 'timestamptz', length: 3 })
   createdAt: Date = new Date();
 
+  /** Set by MikroORM on every flush that changes the row; set-based SQL writers set it themselves. */
   @Field()
-  @Property({ type: 'timestamptz', length: 3 })
+  @Property({ type: 'timestamptz', length: 3, onUpdate: () => new Date() })
   modifiedAt: Date = this.createdAt;
 }

@@ -1,11 +1,5 @@
-import { RUN_IMPORT } from '../modules/imports/import.service';
-import { runImportTask } from '../modules/imports/import.task';
-import { SEND_NOTIFICATION } from '../modules/notifications/notification.service';
-import { sendNotificationTask } from '../modules/notifications/notification.task';
+import { modules } from '../modules';
 import type { TaskHandler } from './queue';
 
-/** Every background task by its queue name; a worker serves all of them. */
-export const tasks: Record<string, TaskHandler> = {
-  [SEND_NOTIFICATION]: sendNotificationTask,
-  [RUN_IMPORT]: runImportTask,
-};
+/** Every background task by its queue name, as the feature modules declare them; a worker serves all of them. */
+export const tasks: Record<string, TaskHandler> = Object.assign({}, ...modules.map((m) => m.tasks ?? {}));

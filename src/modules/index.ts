@@ -1,3 +1,4 @@
+import { registerLoaders } from '../loaders';
 import { additionalFieldsModule } from './additional-fields/module';
 import { communitiesModule } from './communities/module';
 import { groupsModule } from './groups/module';
@@ -7,7 +8,10 @@ import { membershipsModule } from './memberships/module';
 import type { FeatureModule } from './module';
 import { notificationsModule } from './notifications/module';
 
-/** Every feature; the schema and the REST route table are assembled from this list. */
+/**
+ * Every feature; the schema, the REST route table, the entity list (src/db/entities.ts),
+ * the task table (src/jobs/tasks.ts) and the loaders are assembled from this list.
+ */
 export const modules: FeatureModule[] = [
   communitiesModule,
   groupsModule,
@@ -17,3 +21,5 @@ export const modules: FeatureModule[] = [
   notificationsModule,
   importsModule,
 ];
+
+registerLoaders(modules.flatMap((m) => m.loaders ?? []));

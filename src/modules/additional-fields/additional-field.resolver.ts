@@ -1,6 +1,6 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
-import { communityOf, type Context } from '../../context';
+import { Community, type Context } from '../../context';
 import { AdditionalField, Icon } from './additional-field.entity';
 import {
   AdditionalFieldListArgs,
@@ -16,20 +16,20 @@ export const AdditionalFieldPage = pageOf(AdditionalField, 'AdditionalField');
 export class AdditionalFieldResolver {
   @Authorized('additional_fields:read')
   @Query(() => AdditionalFieldPage, { description: 'Additional fields of the caller\'s community, one page.' })
-  additionalFields(@Args(() => AdditionalFieldListArgs) args: AdditionalFieldListArgs, @Ctx() ctx: Context) {
-    return new AdditionalFieldService(ctx.em).list(communityOf(ctx), args);
+  additionalFields(@Args(() => AdditionalFieldListArgs) args: AdditionalFieldListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(AdditionalFieldService).list(communityId, args);
   }
 
   @Authorized('additional_fields:read')
   @Query(() => AdditionalField, { description: 'One additional field by id; NOT_FOUND when missing.' })
-  additionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Ctx() ctx: Context) {
-    return new AdditionalFieldService(ctx.em).get(communityOf(ctx), ref);
+  additionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(AdditionalFieldService).get(communityId, ref);
   }
 
   @Authorized('additional_fields:write')
   @Mutation(() => AdditionalField)
-  createAdditionalField(@Arg('input', () => CreateAdditionalFieldInput) input: CreateAdditionalFieldInput, @Ctx() ctx: Context) {
-    return new AdditionalFieldService(ctx.em).create(communityOf(ctx), input);
+  createAdditionalField(@Arg('input', () => CreateAdditionalFieldInput) input: CreateAdditionalFieldInput, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(AdditionalFieldService).create(communityId, input);
   }
 
   @Authorized('additional_fields:write')
@@ -37,15 +37,15 @@ export class AdditionalFieldResolver {
   updateAdditionalField(
     @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
     @Arg('input', () => UpdateAdditionalFieldInput) input: UpdateAdditionalFieldInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new AdditionalFieldService(ctx.em).update(communityOf(ctx), ref, input);
+    return ctx.service(AdditionalFieldService).update(communityId, ref, input);
   }
 
   @Authorized('additional_fields:write')
   @Mutation(() => Boolean, { description: 'Deletes the field and every member\'s value for it.' })
-  deleteAdditionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Ctx() ctx: Context) {
-    return new AdditionalFieldService(ctx.em).remove(communityOf(ctx), ref);
+  deleteAdditionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(AdditionalFieldService).remove(communityId, ref);
   }
 
   @FieldResolver(() => Icon, { nullable: true, description: 'null when the field has no icon.' })

@@ -1,4 +1,5 @@
 import { leanPage } from '../../db/lean';
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -18,7 +19,7 @@ export const MAX_ORDER_NUMBER = 1_000_000_000;
 const UNICODE = /^[0-9A-Fa-f]{1,6}$/;
 
 function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInput): void {
-  const checks = new Checks(['input'])
+  const checks = new Checks()
     .string('name', input.name, { min: 1, max: 256 })
     .string('placeholder', input.placeholder, { max: 256, nullable: true })
     .notNull('isEditableByMember', input.isEditableByMember)
@@ -30,7 +31,7 @@ function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInp
   if (order != null && (!Number.isInteger(order) || order < 0 || order > MAX_ORDER_NUMBER)) {
     checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
   }
-  checks.done();
+  checks.done(['input']);
 }
 
 function iconColumns(icon: IconInput | null | undefined) {
@@ -82,26 +83,12 @@ export class AdditionalFieldService {
     return this.em.transactional(async (em) => {
       await lockOrder(em, communityId);
       const field = await this.get(communityId, ref, em);
-      const next: Partial<AdditionalField> = {
-        name: input.name ?? undefined,
-        placeholder: input.placeholder,
-        ...iconColumns(input.icon),
-        isEditableByMember: input.isEditableByMember ?? undefined,
-        isMandatoryForMember: input.isMandatoryForMember ?? undefined,
-        isVisibleInApp: input.isVisibleInApp ?? undefined,
-        orderNumber: input.orderNumber ?? undefined,
-      };
-      let changed = false;
-      const record = field as unknown as Record<string, unknown>;
-      const moved = next.orderNumber !== undefined && next.orderNumber !== field.orderNumber;
-      for (const [key, value] of Object.entries(next)) {
-        if (value === undefined || record[key] === value) continue;
-        record[key] = value;
-        changed = true;
-      }
-      if (!changed) return field;
+      const moved = input.orderNumber != null && input.orderNumber !== field.orderNumber;
+      // PATCH: absent fields stay (checkInput rejected null for the non-nullable ones); MikroORM
+      // writes only what changed and then sets modifiedAt.
+      const { icon, ...fields } = input;
+      wrap(field).assign({ ...fields, ...iconColumns(icon) }, { ignoreUndefined: true });
       if (moved) await makeRoom(em, communityId, field.orderNumber, field.id);
-      field.modifiedAt = new Date();
       await em.flush();
       return field;
     });

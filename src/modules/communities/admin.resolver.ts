@@ -44,19 +44,19 @@ export class AdminResolver {
   @Authorized('operator')
   @Mutation(() => Community)
   createCommunity(@Arg('input', () => CreateCommunityInput) input: CreateCommunityInput, @Ctx() ctx: Context) {
-    return new AdminService(ctx.em).createCommunity(input.name);
+    return ctx.service(AdminService).createCommunity(input.name);
   }
 
   @Authorized('operator')
   @Mutation(() => CreatedApiKey)
   async createApiKey(@Arg('input', () => CreateApiKeyInput) input: CreateApiKeyInput, @Ctx() ctx: Context) {
-    const { key, plain } = await new AdminService(ctx.em).createKey(input);
+    const { key, plain } = await ctx.service(AdminService).createKey(input);
     return { id: key.id, key: plain, communityId: key.communityId, scopes: key.scopes, rateLimitPerHour: key.rateLimitPerHour };
   }
 
   @Authorized('operator')
   @Mutation(() => Boolean)
   revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
-    return new AdminService(ctx.em).revokeKey(id);
+    return ctx.service(AdminService).revokeKey(id);
   }
 }

@@ -19,20 +19,20 @@ export class AdminService {
   constructor(private readonly em: EntityManager) {}
 
   async createCommunity(name: string): Promise<Community> {
-    new Checks(['input']).string('name', name, { min: 1, max: 256 }).done();
+    new Checks().string('name', name, { min: 1, max: 256 }).done(['input']);
     const community = this.em.create(Community, { name });
     await this.em.flush();
     return community;
   }
 
   async createKey(args: CreateKeyArgs): Promise<{ key: ApiKey; plain: string }> {
-    const checks = new Checks(['input']);
+    const checks = new Checks();
     const bad = invalidScopes(args.scopes ?? []);
     if (bad.length) checks.add(['scopes'], `Unknown scopes: ${bad.join(', ')}`);
     if (args.rateLimitPerHour != null && (!Number.isInteger(args.rateLimitPerHour) || args.rateLimitPerHour < 1)) {
       checks.add(['rateLimitPerHour'], 'rateLimitPerHour must be a positive integer');
     }
-    checks.done();
+    checks.done(['input']);
     const community = isId(args.communityId) ? await this.em.findOne(Community, { id: args.communityId }) : null;
     if (!community) throw notFound('Community');
     const plain = generateKey();

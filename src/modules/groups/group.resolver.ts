@@ -1,7 +1,7 @@
 import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
-import { communityOf, type Context } from '../../context';
+import { Community, type Context } from '../../context';
 import { Group, GroupState } from './group.entity';
 import { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 import { GroupService } from './group.service';
@@ -12,20 +12,20 @@ export const GroupPage = pageOf(Group, 'Group');
 export class GroupResolver {
   @Authorized('groups:read')
   @Query(() => GroupPage, { description: 'Groups of the caller\'s community, one page.' })
-  groups(@Args(() => GroupListArgs) args: GroupListArgs, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).list(communityOf(ctx), args);
+  groups(@Args(() => GroupListArgs) args: GroupListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).list(communityId, args);
   }
 
   @Authorized('groups:read')
   @Query(() => Group, { description: 'One group by id or externalId; NOT_FOUND when missing.' })
-  group(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).read(communityOf(ctx), ref);
+  group(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).read(communityId, ref);
   }
 
   @Authorized('groups:write')
   @Mutation(() => Group)
-  createGroup(@Arg('input', () => CreateGroupInput) input: CreateGroupInput, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).create(communityOf(ctx), input);
+  createGroup(@Arg('input', () => CreateGroupInput) input: CreateGroupInput, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).create(communityId, input);
   }
 
   @Authorized('groups:write')
@@ -33,26 +33,26 @@ export class GroupResolver {
   updateGroup(
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateGroupInput) input: UpdateGroupInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupService(ctx.em).update(communityOf(ctx), ref, input);
+    return ctx.service(GroupService).update(communityId, ref, input);
   }
 
   @Authorized('groups:write')
   @Mutation(() => Boolean, { description: 'Deletes the group and its memberships.' })
-  deleteGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).remove(communityOf(ctx), ref);
+  deleteGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).remove(communityId, ref);
   }
 
   @Authorized('groups:write')
   @Mutation(() => Group, { description: 'Sets state ARCHIVED (idempotent).' })
-  archiveGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).setState(communityOf(ctx), ref, GroupState.ARCHIVED);
+  archiveGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).setState(communityId, ref, GroupState.ARCHIVED);
   }
 
   @Authorized('groups:write')
   @Mutation(() => Group, { description: 'Sets state ORIGINAL again (idempotent).' })
-  restoreGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupService(ctx.em).setState(communityOf(ctx), ref, GroupState.ORIGINAL);
+  restoreGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupService).setState(communityId, ref, GroupState.ORIGINAL);
   }
 }

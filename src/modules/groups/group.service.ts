@@ -1,24 +1,25 @@
 import { leanFindOne, leanPage } from '../../db/lean';
+import { insertRecords } from '../../db/write';
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { Checks, EXTERNAL_ID, rejectInvalid, under } from '../../common/validate';
+import { notFound, type FieldIssue } from '../../errors/app-error';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 
 const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
 
-/** Exported: group imports check their rows with the same rules (modules/imports). */
-export function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
-  new Checks(['input'])
+/** The field rules of a group body, relative to it; group imports check their rows with them too. */
+export function groupIssues(input: CreateGroupInput | UpdateGroupInput): FieldIssue[] {
+  return new Checks()
     .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
     .string('name', input.name, { min: 1, max: 256 })
     .string('about', input.about, { max: 2048, nullable: true })
     .string('color', input.color, { ...COLOR, nullable: true })
-    .notNull('isVisibleInApp', input.isVisibleInApp)
-    .done();
+    .notNull('isVisibleInApp', input.isVisibleInApp).issues;
 }
 
 const EXTERNAL_ID_TAKEN = {
@@ -47,35 +48,24 @@ export class GroupService {
   }
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
-    checkInput(input);
-    const group = this.em.create(Group, {
-      communityId,
+    rejectInvalid(under(['input'], groupIssues(input)));
+    const values = {
       externalId: input.externalId ?? null,
       name: input.name,
       about: input.about ?? null,
       color: input.color ?? null,
       isVisibleInApp: input.isVisibleInApp ?? true,
-    });
-    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
+    };
+    const [group] = await mapUnique(() => insertRecords(this.em, Group, communityId, [values]), EXTERNAL_ID_TAKEN);
     return group;
   }
 
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput): Promise<Group> {
-    checkInput(input);
+    rejectInvalid(under(['input'], groupIssues(input)));
     const group = await this.get(communityId, ref);
-    const fields = ['externalId', 'name', 'about', 'color', 'isVisibleInApp'] as const;
-    let changed = false;
-    for (const field of fields) {
-      const value = input[field];
-      if (value !== undefined && group[field] !== value) {
-        (group as unknown as Record<string, unknown>)[field] = value;
-        changed = true;
-      }
-    }
-    if (changed) {
-      group.modifiedAt = new Date();
-      await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
-    }
+    // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+    wrap(group).assign(input, { ignoreUndefined: true });
+    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
     return group;
   }
 
@@ -88,11 +78,8 @@ export class GroupService {
 
   async setState(communityId: string, ref: RecordRef, state: GroupState): Promise<Group> {
     const group = await this.get(communityId, ref);
-    if (group.state !== state) {
-      group.state = state;
-      group.modifiedAt = new Date();
-      await this.em.flush();
-    }
+    group.state = state;
+    await this.em.flush(); // a write (and a new modifiedAt) only when the state changes
     return group;
   }
 }

@@ -1,32 +1,30 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyOf, arrayOf } from '../../jobs/sql';
-import { checkInput as checkGroupInput } from '../groups/group.service';
+import { anyOf, arrayOf } from '../../db/sql';
+import { insertRecords, updateByExternalId } from '../../db/write';
+import { Group } from '../groups/group.entity';
+import { groupIssues } from '../groups/group.service';
 import type { GroupImportRow } from './import.inputs';
-import { countWrites, issuesOf, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
+import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
 interface GroupValues {
-  external_id: string;
+  row: number;
+  exists: boolean;
+  externalId: string;
   name: string;
   about: string | null;
   color: string | null;
-  is_visible_in_app: boolean;
-  row: number;
+  isVisibleInApp: boolean;
 }
 
-/** One upsert for many groups; `inserted` tells a created row from an updated one. */
-function upsertGroups(em: EntityManager, communityId: string, rows: GroupValues[], now: Date) {
-  return em.execute<{ inserted: boolean }[]>(
-    `insert into groups (id, community_id, external_id, name, about, color, is_visible_in_app, state, membership_count, created_at, modified_at)
-     select gen_random_uuid(), ?, r.external_id, r.name, r.about, r.color, r.is_visible_in_app, 'ORIGINAL', 0, ?, ?
-       from jsonb_to_recordset(?::jsonb) as r(external_id text, name text, about text, color text, is_visible_in_app boolean)
-     on conflict (community_id, external_id) do update
-        set name = excluded.name, about = excluded.about, color = excluded.color,
-            is_visible_in_app = excluded.is_visible_in_app, modified_at = excluded.modified_at
-      where (groups.name, groups.about, groups.color, groups.is_visible_in_app)
-            is distinct from (excluded.name, excluded.about, excluded.color, excluded.is_visible_in_app)
-     returning (xmax = 0) as inserted`,
-    [communityId, now, now, JSON.stringify(rows)],
-  );
+/**
+ * New groups and changed ones, through the same set-based writers as the groups API
+ * (src/db/write.ts): time-ordered ids, one createdAt, modifiedAt only when a value changes.
+ */
+async function writeGroups(em: EntityManager, communityId: string, rows: GroupValues[], now: Date) {
+  const values = ({ row: _row, exists: _exists, ...v }: GroupValues) => v;
+  const created = await insertRecords(em, Group, communityId, rows.filter((r) => !r.exists).map(values), now);
+  const updated = await updateByExternalId(em, Group, communityId, ['name', 'about', 'color', 'isVisibleInApp'], rows.filter((r) => r.exists).map(values), now);
+  return [...created.map(() => ({ inserted: true })), ...updated.map(() => ({ inserted: false }))];
 }
 
 /**
@@ -41,7 +39,7 @@ export async function applyGroupBatch(
   state: RunState,
 ): Promise<BatchOutcome> {
   const issues = new RowIssues();
-  const existing = await tx.execute<Omit<GroupValues, 'row'>[]>(
+  const existing = await tx.execute<{ external_id: string; name: string; about: string | null; color: string | null; is_visible_in_app: boolean }[]>(
     `select external_id, name, about, color, is_visible_in_app from groups
       where community_id = ? and external_id = ${anyOf()}
       order by id for update`,
@@ -55,23 +53,24 @@ export async function applyGroupBatch(
       issues.add(row, 'externalId', `externalId "${data.externalId}" was already given in row ${first}`);
       continue;
     }
-    issues.addAll(row, issuesOf(() => checkGroupInput(data)));
+    issues.addAll(row, groupIssues(data));
     const before = current.get(data.externalId);
     if (!before && data.name === undefined) issues.add(row, 'name', 'name is required for a new group');
     if (issues.has(row)) continue;
     const pick = <K extends keyof GroupImportRow>(key: K, fallback: GroupImportRow[K]) => (data[key] !== undefined ? data[key] : fallback);
     good.push({
       row,
-      external_id: data.externalId,
+      exists: before !== undefined,
+      externalId: data.externalId,
       name: pick('name', before?.name) as string,
       about: pick('about', before ? before.about : null) ?? null,
       color: pick('color', before ? before.color : null) ?? null,
-      is_visible_in_app: pick('isVisibleInApp', before ? before.is_visible_in_app : true) as boolean,
+      isVisibleInApp: pick('isVisibleInApp', before ? before.is_visible_in_app : true) as boolean,
     });
   }
   const now = new Date();
   let conflicts = 0;
-  const written = await writeRows(tx, good, (em, rows) => upsertGroups(em, communityId, rows, now), (g) => {
+  const written = await writeRows(tx, good, (em, rows) => writeGroups(em, communityId, rows, now), (g) => {
     conflicts++;
     issues.add(g.row, 'externalId', 'The group was changed by another writer at the same time; import it again');
   });

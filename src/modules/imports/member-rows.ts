@@ -1,37 +1,37 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyOf, arrayOf } from '../../jobs/sql';
+import { violated } from '../../common/unique';
+import { anyOf, arrayOf } from '../../db/sql';
+import { insertRecords, updateByExternalId } from '../../db/write';
+import { Member } from '../members/member.entity';
+import { appendMemberships, type NewMembership } from '../memberships/membership.create';
 import { memberIssues } from '../members/member.checks';
 import type { MemberImportRow } from './import.inputs';
 import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
 interface MemberValues {
   row: number;
-  external_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email_address: string | null;
-}
-
-function upsertMembers(em: EntityManager, communityId: string, rows: MemberValues[], now: Date) {
-  return em.execute<{ inserted: boolean }[]>(
-    `insert into members (id, community_id, external_id, first_name, last_name, email_address, created_at, modified_at)
-     select gen_random_uuid(), ?, r.external_id, r.first_name, r.last_name, r.email_address, ?, ?
-       from jsonb_to_recordset(?::jsonb) as r(external_id text, first_name text, last_name text, email_address text)
-     on conflict (community_id, external_id) do update
-        set first_name = excluded.first_name, last_name = excluded.last_name,
-            email_address = excluded.email_address, modified_at = excluded.modified_at
-      where (members.first_name, members.last_name, members.email_address)
-            is distinct from (excluded.first_name, excluded.last_name, excluded.email_address)
-     returning (xmax = 0) as inserted`,
-    [communityId, now, now, JSON.stringify(rows)],
-  );
+  exists: boolean;
+  externalId: string;
+  firstName: string | null;
+  lastName: string | null;
+  emailAddress: string | null;
 }
 
 /**
- * Memberships named by groupExternalIds, appended at the end of each group's order; existing
- * ones are skipped. The group rows are locked first (in id order), as every membership writer
- * does, so the maximum order number read here stays the maximum; the count triggers keep
- * membershipCount exact. Lookups go by index (anyOf); only the insert is set-based SQL.
+ * New members and changed ones, through the same set-based writers as the members API
+ * (src/db/write.ts): time-ordered ids, one createdAt, modifiedAt only when a value changes.
+ */
+async function writeMembers(em: EntityManager, communityId: string, rows: MemberValues[], now: Date) {
+  const values = ({ row: _row, exists: _exists, ...v }: MemberValues) => v;
+  const created = await insertRecords(em, Member, communityId, rows.filter((r) => !r.exists).map(values), now);
+  const updated = await updateByExternalId(em, Member, communityId, ['firstName', 'lastName', 'emailAddress'], rows.filter((r) => r.exists).map(values), now);
+  return [...created.map(() => ({ inserted: true })), ...updated.map(() => ({ inserted: false }))];
+}
+
+/**
+ * Memberships named by groupExternalIds, appended at the end of each group's order by the
+ * memberships module's own writer (appendMemberships); existing ones are skipped. The group
+ * rows are locked first (in id order), as every membership writer does.
  */
 async function addMemberships(em: EntityManager, communityId: string, pairs: { externalId: string; groupId: string }[], now: Date) {
   if (!pairs.length) return 0;
@@ -46,31 +46,15 @@ async function addMemberships(em: EntityManager, communityId: string, pairs: { e
     `select group_id, member_id from group_memberships where member_id = ${anyOf('uuid')} and group_id = ${anyOf('uuid')}`,
     [arrayOf(memberId.values()), arrayOf(groupIds)],
   );
-  const tops = await em.execute<{ group_id: string; top: number }[]>(
-    `select group_id, max(order_number) as top from group_memberships where group_id = ${anyOf('uuid')} group by group_id`,
-    [arrayOf(groupIds)],
-  );
   const taken = new Set(existing.map((e) => `${e.group_id}/${e.member_id}`));
-  const next = new Map(tops.map((t) => [t.group_id, Number(t.top)]));
-  const rows: { group_id: string; member_id: string; order_number: number }[] = [];
+  const rows: NewMembership[] = [];
   for (const { externalId, groupId } of pairs) {
     const member = memberId.get(externalId);
     if (!member || taken.has(`${groupId}/${member}`)) continue;
     taken.add(`${groupId}/${member}`);
-    const order = (next.get(groupId) ?? 0) + 1;
-    next.set(groupId, order);
-    rows.push({ group_id: groupId, member_id: member, order_number: order });
+    rows.push({ groupId, memberId: member });
   }
-  if (!rows.length) return 0;
-  const inserted = await em.execute(
-    `insert into group_memberships (id, community_id, group_id, member_id, role, order_number, created_at, modified_at)
-     select gen_random_uuid(), ?, r.group_id, r.member_id, 'MEMBER', r.order_number, ?, ?
-       from jsonb_to_recordset(?::jsonb) as r(group_id uuid, member_id uuid, order_number int)
-     on conflict (group_id, member_id) do nothing
-     returning 1`,
-    [communityId, now, now, JSON.stringify(rows)],
-  );
-  return inserted.length;
+  return (await appendMemberships(em, communityId, rows, now)).length;
 }
 
 /**
@@ -87,7 +71,7 @@ export async function applyMemberBatch(
   const issues = new RowIssues();
   const emails = batch.map((r) => r.data.emailAddress).filter((e): e is string => typeof e === 'string');
   const groupRefs = new Set(batch.flatMap((r) => r.data.groupExternalIds ?? []));
-  const existing = await tx.execute<Omit<MemberValues, 'row'>[]>(
+  const existing = await tx.execute<{ external_id: string; first_name: string | null; last_name: string | null; email_address: string | null }[]>(
     `select external_id, first_name, last_name, email_address from members
       where community_id = ? and external_id = ${anyOf()}
       order by id for update`,
@@ -116,7 +100,7 @@ export async function applyMemberBatch(
     }
     const before = current.get(data.externalId);
     const { groupExternalIds, ...fields } = data;
-    issues.addAll(row, memberIssues(fields, [], !before));
+    issues.addAll(row, memberIssues(fields, !before));
     (groupExternalIds ?? []).forEach((ref, i) => {
       if (!groupId.has(ref)) issues.add(row, `groupExternalIds.${i}`, `No group with externalId "${ref}" in this community`);
     });
@@ -132,19 +116,22 @@ export async function applyMemberBatch(
     if (email) state.emailOwner.set(email.toLowerCase(), data.externalId);
     good.push({
       row,
-      external_id: data.externalId,
-      first_name: pick('firstName', before?.first_name),
-      last_name: pick('lastName', before?.last_name),
-      email_address: email,
+      exists: before !== undefined,
+      externalId: data.externalId,
+      firstName: pick('firstName', before?.first_name),
+      lastName: pick('lastName', before?.last_name),
+      emailAddress: email,
     });
     for (const ref of groupExternalIds ?? []) pairs.push({ externalId: data.externalId, groupId: groupId.get(ref)! });
   }
 
   const now = new Date();
   const conflicted = new Set<string>();
-  const written = await writeRows(tx, good, (em, rows) => upsertMembers(em, communityId, rows, now), (m) => {
-    conflicted.add(m.external_id);
-    issues.add(m.row, 'emailAddress', 'emailAddress is already used by another member');
+  const written = await writeRows(tx, good, (em, rows) => writeMembers(em, communityId, rows, now), (m, err) => {
+    conflicted.add(m.externalId);
+    if (violated(err, ['members_community_external_id_unique'])) {
+      issues.add(m.row, 'externalId', 'The member was created by another writer at the same time; import it again');
+    } else issues.add(m.row, 'emailAddress', 'emailAddress is already used by another member');
   });
   const membershipsCreated = await addMemberships(tx, communityId, pairs.filter((p) => !conflicted.has(p.externalId)), now);
   return {

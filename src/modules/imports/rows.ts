@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError, type FieldIssue } from '../../errors/app-error';
+import type { FieldIssue } from '../../errors/app-error';
 
 /** One problem with one data row; rows are numbered from 1 (JSON: index + 1; CSV: record after the header). */
 export interface RowIssue {
@@ -31,21 +31,9 @@ export interface RunState {
   emailOwner: Map<string, string>;
 }
 
-/** The issues a throwing check reported (Checks.done() throws one AppError). */
-export function issuesOf(check: () => void): FieldIssue[] {
-  try {
-    check();
-    return [];
-  } catch (err) {
-    if (err instanceof AppError) return err.issues;
-    throw err;
-  }
-}
-
-/** `['input', 'name']` or `['name']` -> `name`; an empty path concerns the whole row. */
+/** A path relative to the row (`['additionalFields', 0, 'id']`) -> `additionalFields.0.id`; an empty path concerns the whole row. */
 export function fieldOf(path: (string | number)[]): string | null {
-  const rest = path[0] === 'input' ? path.slice(1) : path;
-  return rest.length ? rest.join('.') : null;
+  return path.length ? path.join('.') : null;
 }
 
 /** Collects the issues of a batch and which rows failed. */
@@ -80,7 +68,7 @@ export async function writeRows<T, R>(
   tx: EntityManager,
   rows: T[],
   write: (em: EntityManager, rows: T[]) => Promise<R[]>,
-  onConflict: (row: T) => void,
+  onConflict: (row: T, err: UniqueConstraintViolationException) => void,
 ): Promise<R[]> {
   if (!rows.length) return [];
   try {
@@ -94,7 +82,7 @@ export async function writeRows<T, R>(
       results.push(...(await tx.transactional((sp) => write(sp, [row]))));
     } catch (err) {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
-      onConflict(row);
+      onConflict(row, err);
     }
   }
   return results;

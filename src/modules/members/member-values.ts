@@ -1,15 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
+import { anyOf, arrayOf } from '../../db/sql';
 import type { FieldIssue } from '../../errors/app-error';
 import type { MemberFieldValueInput } from './member.inputs';
 
 type Path = (string | number)[];
 
-/**
- * Lists travel as one JSON parameter: MikroORM inlines parameters, and an empty
- * JSON array stays valid SQL where an empty `in ()` would not.
- */
-export const jsonList = (values: readonly unknown[]) => JSON.stringify(values);
 
 /**
  * 400 issues for ids that are not additional fields of the community, in one query.
@@ -25,9 +21,9 @@ export async function unknownFieldIssues(
   if (asked.length) {
     const rows = await em.execute<{ id: string }[]>(
       `select id from additional_fields
-        where community_id = ? and id in (select jsonb_array_elements_text(?::jsonb)::uuid)
+        where community_id = ? and id = ${anyOf('uuid')}
         for key share`,
-      [communityId, jsonList(asked)],
+      [communityId, arrayOf(asked)],
     );
     for (const row of rows) known.add(row.id);
   }
@@ -52,16 +48,16 @@ export async function writeValues(em: EntityManager, memberId: string, entries: 
        on conflict (member_id, field_id) do update set value = excluded.value
          where member_field_values.value is distinct from excluded.value
        returning field_id`,
-      [memberId, jsonList(set)],
+      [memberId, JSON.stringify(set)],
     );
     changed += rows.length;
   }
   if (removed.length) {
     const rows = await em.execute(
       `delete from member_field_values
-        where member_id = ? and field_id in (select jsonb_array_elements_text(?::jsonb)::uuid)
+        where member_id = ? and field_id = ${anyOf('uuid')}
         returning field_id`,
-      [memberId, jsonList(removed)],
+      [memberId, arrayOf(removed)],
     );
     changed += rows.length;
   }

@@ -1,29 +1,20 @@
 import { Checks, EXTERNAL_ID } from '../../common/validate';
-import { AppError, type FieldIssue } from '../../errors/app-error';
+import type { FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
 
 export const MAX_VALUE_LENGTH = 2048;
 export const MAX_BULK = 1000;
-type Path = (string | number)[];
 
 /** Pragmatic, not RFC 5322: one @, no spaces or quotes, a dotted domain of DNS labels. */
 const EMAIL = /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAddress'] as const;
 
-/** Checks.done() throws; here several collectors are merged into one answer. */
-function issuesOf(checks: Checks): FieldIssue[] {
-  try {
-    checks.done();
-    return [];
-  } catch (err) {
-    if (err instanceof AppError) return err.issues;
-    throw err;
-  }
-}
-
-/** Field-level rules of one member body (create or patch); `base` is its path, e.g. ['input', 'members', 3]. */
-export function memberIssues(input: CreateMemberInput | UpdateMemberInput, base: Path, create: boolean): FieldIssue[] {
-  const checks = new Checks(base)
+/**
+ * Field-level rules of one member body (create or patch, or an import row), relative to
+ * the body: the caller places them (`under(['input', 'members', 3], ...)`).
+ */
+export function memberIssues(input: CreateMemberInput | UpdateMemberInput, create: boolean): FieldIssue[] {
+  const checks = new Checks()
     .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
     .string('firstName', input.firstName, { min: 1, max: 256, nullable: true })
     .string('lastName', input.lastName, { min: 1, max: 256, nullable: true })
@@ -36,21 +27,19 @@ export function memberIssues(input: CreateMemberInput | UpdateMemberInput, base:
   if (create && IDENTITY_FIELDS.every((f) => input[f] == null)) {
     checks.add([], `A member needs at least one of ${IDENTITY_FIELDS.join(', ')}`);
   }
-  const issues = issuesOf(checks);
   const seen = new Map<string, number>();
   (input.additionalFields ?? []).forEach((entry, i) => {
-    const at = new Checks([...base, 'additionalFields', i]);
-    at.string('value', entry.value, { max: MAX_VALUE_LENGTH, nullable: true });
+    const at = new Checks().string('value', entry.value, { max: MAX_VALUE_LENGTH, nullable: true });
     const first = seen.get(entry.id.toLowerCase());
     if (first !== undefined) at.add(['id'], `additional field ${entry.id} is already given at /additionalFields/${first}`);
     else seen.set(entry.id.toLowerCase(), i);
-    issues.push(...issuesOf(at));
+    checks.nest(['additionalFields', i], at.issues);
   });
-  return issues;
+  return checks.issues;
 }
 
-/** Values repeated across the items of one bulk request: each repeat is reported where it occurs. */
-export function batchDuplicateIssues(items: CreateMemberInput[], base: Path): FieldIssue[] {
+/** Values repeated across the items of one bulk request, each reported where it occurs (paths relative to the list). */
+export function batchDuplicateIssues(items: CreateMemberInput[]): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const keys = [
     { field: 'externalId', norm: (s: string) => s },
@@ -63,7 +52,7 @@ export function batchDuplicateIssues(items: CreateMemberInput[], base: Path): Fi
       if (typeof value !== 'string') return;
       const first = seen.get(norm(value));
       if (first === undefined) seen.set(norm(value), i);
-      else issues.push({ path: [...base, i, field], detail: `${field} repeats the one of /members/${first}` });
+      else issues.push({ path: [i, field], detail: `${field} repeats the one of /members/${first}` });
     });
   }
   return issues;

@@ -1,12 +1,14 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
-import { communityOf, type Context } from '../../context';
+import { Community, type Context } from '../../context';
 import { notFound } from '../../errors/app-error';
 import { AdditionalField } from '../additional-fields/additional-field.entity';
 import { Member, MemberFieldValue } from './member.entity';
 import { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { MemberService } from './member.service';
+import { memberFieldValues } from './member.loaders';
+import { additionalFieldById } from '../additional-fields/additional-field.loaders';
 
 export const MemberPage = pageOf(Member, 'Member');
 
@@ -14,26 +16,26 @@ export const MemberPage = pageOf(Member, 'Member');
 export class MemberResolver {
   @Authorized('members:read')
   @Query(() => MemberPage, { description: 'Members of the caller\'s community, one page.' })
-  members(@Args(() => MemberListArgs) args: MemberListArgs, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).list(communityOf(ctx), args);
+  members(@Args(() => MemberListArgs) args: MemberListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(MemberService).list(communityId, args);
   }
 
   @Authorized('members:read')
   @Query(() => Member, { description: 'One member by id or externalId; NOT_FOUND when missing.' })
-  member(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).get(communityOf(ctx), ref);
+  member(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(MemberService).get(communityId, ref);
   }
 
   @Authorized('members:write')
   @Mutation(() => Member)
-  createMember(@Arg('input', () => CreateMemberInput) input: CreateMemberInput, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).create(communityOf(ctx), input);
+  createMember(@Arg('input', () => CreateMemberInput) input: CreateMemberInput, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(MemberService).create(communityId, input);
   }
 
   @Authorized('members:write')
   @Mutation(() => [Member], { description: '1-1000 members in one transaction; the answer keeps the input order.' })
-  createMembers(@Arg('input', () => CreateMembersInput) input: CreateMembersInput, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).createMany(communityOf(ctx), input);
+  createMembers(@Arg('input', () => CreateMembersInput) input: CreateMembersInput, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(MemberService).createMany(communityId, input);
   }
 
   @Authorized('members:write')
@@ -41,20 +43,20 @@ export class MemberResolver {
   updateMember(
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateMemberInput) input: UpdateMemberInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new MemberService(ctx.em).update(communityOf(ctx), ref, input);
+    return ctx.service(MemberService).update(communityId, ref, input);
   }
 
   @Authorized('members:write')
   @Mutation(() => Boolean, { description: 'Deletes the member, its additional field values and its memberships.' })
-  deleteMember(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).remove(communityOf(ctx), ref);
+  deleteMember(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(MemberService).remove(communityId, ref);
   }
 
   @FieldResolver(() => [MemberFieldValue], { description: 'Values ordered like the fields (orderNumber).' })
   additionalFields(@Root() member: Member, @Ctx() ctx: Context) {
-    return ctx.loaders.members.fieldValues.load(member.id);
+    return ctx.loaders.get(memberFieldValues).load(member.id);
   }
 }
 
@@ -62,7 +64,7 @@ export class MemberResolver {
 export class MemberFieldValueResolver {
   @FieldResolver(() => AdditionalField)
   async field(@Root() value: MemberFieldValue, @Ctx() ctx: Context): Promise<AdditionalField> {
-    const field = await ctx.loaders.members.additionalField.load(value.fieldId);
+    const field = await ctx.loaders.get(additionalFieldById).load(value.fieldId);
     if (!field) throw notFound('Additional field');
     return field;
   }

@@ -1,4 +1,4 @@
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -9,7 +9,9 @@ import { batchDuplicateIssues, IDENTITY_FIELDS, MAX_BULK, memberIssues } from '.
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
-import { orderedIds } from '../../common/ids';
+import { insertRecords } from '../../db/write';
+import { rejectInvalid, under } from '../../common/validate';
+import { anyOf, arrayOf } from '../../db/sql';
 
 type Path = (string | number)[];
 
@@ -36,7 +38,7 @@ export class MemberService {
   }
 
   async create(communityId: string, input: CreateMemberInput): Promise<Member> {
-    const [member] = await this.insert(communityId, [input], () => ['input']);
+    const [member] = await this.insert(communityId, [input], { item: () => ['input'] });
     return member;
   }
 
@@ -45,43 +47,37 @@ export class MemberService {
     if (count < 1 || count > MAX_BULK) {
       throw invalid([{ path: ['input', 'members'], detail: `members must hold 1-${MAX_BULK} items, got ${count}` }]);
     }
-    return this.insert(communityId, input.members, (i) => ['input', 'members', i]);
+    const list = ['input', 'members'];
+    return this.insert(communityId, input.members, { item: (i) => [...list, i], list });
   }
 
   /**
    * All or nothing, set-based: one statement checks the additional field ids, one
    * looks for taken externalIds/emails, one inserts the members, one their values.
+   * `at.item(i)` is where item i sits in the arguments; `at.list` is the bulk list, if any.
    */
-  private async insert(communityId: string, items: CreateMemberInput[], pathOf: (i: number) => Path): Promise<Member[]> {
-    const issues = items.flatMap((item, i) => memberIssues(item, pathOf(i), true));
-    if (items.length > 1) issues.push(...batchDuplicateIssues(items, ['input', 'members']));
+  private async insert(communityId: string, items: CreateMemberInput[], at: { item: (i: number) => Path; list?: Path }): Promise<Member[]> {
+    const pathOf = at.item;
+    const issues = items.flatMap((item, i) => under(pathOf(i), memberIssues(item, true)));
+    if (at.list) issues.push(...under(at.list, batchDuplicateIssues(items)));
     return this.em.transactional(async (em) => {
       const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
       issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
       if (issues.length) throw invalid(issues);
       await this.rejectTaken(em, communityId, items, pathOf);
 
-      const ids = orderedIds(items.length);
-      const now = new Date();
-      const members = items.map((item, i) =>
-        Object.assign(new Member(), {
-          id: ids[i],
-          communityId,
-          externalId: item.externalId ?? null,
-          firstName: item.firstName ?? null,
-          lastName: item.lastName ?? null,
-          emailAddress: item.emailAddress ?? null,
-          createdAt: now,
-          modifiedAt: now,
-        }),
-      );
-      const rows = members.map((m) => ({ ...m }));
+      const fields = items.map((item) => ({
+        externalId: item.externalId ?? null,
+        firstName: item.firstName ?? null,
+        lastName: item.lastName ?? null,
+        emailAddress: item.emailAddress ?? null,
+      }));
       // A concurrent writer can still take a value after the check: 409 without an item pointer.
-      await mapUnique(() => em.insertMany(Member, rows), taken(['input'], pathOf(0).length > 1 ? ['input', 'members'] : undefined));
+      const members = await mapUnique(() => insertRecords(em, Member, communityId, fields), taken(['input'], at.list));
       const values = items.flatMap((item, i) =>
         (item.additionalFields ?? [])
           .filter((e) => e.value != null)
-          .map((e) => ({ memberId: ids[i], fieldId: e.id.toLowerCase(), value: e.value! })),
+          .map((e) => ({ memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value! })),
       );
       if (values.length) await em.insertMany(MemberFieldValue, values);
       return members;
@@ -96,9 +92,8 @@ export class MemberService {
     const rows = await em.execute<{ externalId: string | null; email: string | null }[]>(
       `select external_id as "externalId", lower(email_address) as email from members
         where community_id = ?
-          and (external_id in (select jsonb_array_elements_text(?::jsonb))
-               or lower(email_address) in (select jsonb_array_elements_text(?::jsonb)))`,
-      [communityId, JSON.stringify(externalIds), JSON.stringify(emails)],
+          and (external_id = ${anyOf()} or lower(email_address) = ${anyOf()})`,
+      [communityId, arrayOf(externalIds), arrayOf(emails)],
     );
     const usedIds = new Set(rows.map((r) => r.externalId));
     const usedEmails = new Set(rows.map((r) => r.email));
@@ -115,31 +110,22 @@ export class MemberService {
   }
 
   async update(communityId: string, ref: RecordRef, input: UpdateMemberInput): Promise<Member> {
-    const issues = memberIssues(input, ['input'], false);
-    if (issues.length) throw invalid(issues);
+    rejectInvalid(under(['input'], memberIssues(input, false)));
     return this.em.transactional(async (em) => {
       // Row lock: concurrent patches of one member apply one after the other.
       const member = await this.get(communityId, ref, em, true);
       const entries = input.additionalFields ?? [];
       const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
       if (unknown.length) throw invalid(unknown);
-      const record = member as unknown as Record<string, unknown>;
-      let changed = false;
-      for (const field of IDENTITY_FIELDS) {
-        const value = input[field];
-        if (value !== undefined && record[field] !== value) {
-          record[field] = value;
-          changed = true;
-        }
-      }
+      // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+      const { additionalFields: _values, ...fields } = input;
+      wrap(member).assign(fields, { ignoreUndefined: true });
       if (IDENTITY_FIELDS.every((f) => member[f] == null)) {
         throw invalid([{ path: ['input'], detail: `A member needs at least one of ${IDENTITY_FIELDS.join(', ')}` }]);
       }
-      if (entries.length && (await writeValues(em, member.id, entries))) changed = true;
-      if (changed) {
-        member.modifiedAt = new Date();
-        await mapUnique(() => em.flush(), taken(['input']));
-      }
+      // Changed values alone are a change of the member too.
+      if (entries.length && (await writeValues(em, member.id, entries))) member.modifiedAt = new Date();
+      await mapUnique(() => em.flush(), taken(['input']));
       return member;
     });
   }

@@ -1,10 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { Checks, EXTERNAL_ID, under } from '../../common/validate';
+import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
-import type { CreateGroupMembershipInput } from './membership.inputs';
+import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
 export const MAX_BULK = 1000;
 type Path = (string | number)[];
@@ -15,12 +16,11 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
   const ids = [...new Set(items.map((i) => i.memberId).filter((v): v is string => typeof v === 'string' && isId(v)))];
   // A NUL cannot be stored (so matches nothing) and PostgreSQL rejects it in a literal.
   const exts = [...new Set(items.map((i) => i.memberExternalId).filter((v): v is string => typeof v === 'string' && !v.includes('\u0000')))];
-  const or = [...(ids.length ? ['id in (?)'] : []), ...(exts.length ? ['external_id in (?)'] : [])];
-  const rows: MemberRow[] = or.length
-    ? await em.execute(`select id, external_id from members where community_id = ? and (${or.join(' or ')})`, [
+  const rows: MemberRow[] = ids.length || exts.length
+    ? await em.execute(`select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()})`, [
         communityId,
-        ...(ids.length ? [ids.map((id) => id.toLowerCase())] : []),
-        ...(exts.length ? [exts] : []),
+        arrayOf(ids.map((id) => id.toLowerCase())),
+        arrayOf(exts),
       ])
     : [];
   return { byId: new Map(rows.map((r) => [r.id, r])), byExt: new Map(rows.map((r) => [r.external_id, r])) };
@@ -28,28 +28,20 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
 
 /** Existing memberships of the group that clash with the batch (member already in, externalId taken). */
 async function loadClashes(em: EntityManager, groupId: string, memberIds: string[], externalIds: string[]) {
-  const or = [...(memberIds.length ? ['member_id in (?)'] : []), ...(externalIds.length ? ['external_id in (?)'] : [])];
-  const rows: { member_id: string; external_id: string | null }[] = or.length
-    ? await em.execute(`select member_id, external_id from group_memberships where group_id = ? and (${or.join(' or ')})`, [
-        groupId,
-        ...(memberIds.length ? [memberIds] : []),
-        ...(externalIds.length ? [externalIds] : []),
-      ])
+  const rows: { member_id: string; external_id: string | null }[] = memberIds.length || externalIds.length
+    ? await em.execute(
+        `select member_id, external_id from group_memberships where group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
+        [groupId, arrayOf(memberIds), arrayOf(externalIds)],
+      )
     : [];
   return { members: new Set(rows.map((r) => r.member_id)), externalIds: new Set(rows.map((r) => r.external_id)) };
 }
 
-/** The per-field rules of one item, collected instead of thrown so a batch reports every item. */
-function fieldIssues(item: CreateGroupMembershipInput, path: Path): FieldIssue[] {
-  try {
-    new Checks(path)
-      .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', item.title, { max: 256, nullable: true })
-      .done();
-    return [];
-  } catch (err) {
-    return (err as AppError).issues;
-  }
+/** The field rules of a membership body (create item or patch), relative to it. */
+export function membershipIssues(item: CreateGroupMembershipInput | UpdateGroupMembershipInput): FieldIssue[] {
+  return new Checks()
+    .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
+    .string('title', item.title, { max: 256, nullable: true }).issues;
 }
 
 /**
@@ -71,7 +63,7 @@ export async function insertMemberships(
   const seenExternal = new Map<string, number>();
   items.forEach((item, i) => {
     const at = (field: string, detail: string) => issues.push({ path: [...pathOf(i), field], detail });
-    issues.push(...fieldIssues(item, pathOf(i)));
+    issues.push(...under(pathOf(i), membershipIssues(item)));
     const byIdRow = item.memberId != null ? byId.get(item.memberId.toLowerCase()) : undefined;
     const byExtRow = item.memberExternalId != null ? byExt.get(item.memberExternalId) : undefined;
     if (item.memberId == null && item.memberExternalId == null) at('memberId', 'memberId or memberExternalId is required');
@@ -109,24 +101,50 @@ export async function insertMemberships(
   });
   if (conflicts.length) throw new AppError('CONFLICT', conflicts.length === 1 ? conflicts[0].detail : 'Some memberships clash with existing ones', conflicts);
 
-  // A batch shares one createdAt; time-ordered ids make the final tie-break (id asc) list it in input order.
+  return appendMemberships(
+    em,
+    group.communityId,
+    items.map((item, i) => ({ groupId: group.id, memberId: resolved[i].memberId, externalId: item.externalId ?? null, title: item.title ?? null })),
+  );
+}
+
+export interface NewMembership {
+  groupId: string;
+  memberId: string;
+  externalId?: string | null;
+  title?: string | null;
+}
+
+/**
+ * The one way memberships are added, by REST, GraphQL and imports: appended at the end of
+ * each group's order (max + 1, max + 2, ... in the order given) in ONE statement, role
+ * MEMBER, time-ordered ids and one createdAt, so a batch lists in input order. The caller
+ * holds the row locks of the groups (inLockedGroup, or `for update` in id order), so the
+ * maximum read here stays the maximum; the count triggers keep membershipCount exact.
+ * Answers the new memberships in the order given.
+ */
+export async function appendMemberships(em: EntityManager, communityId: string, items: NewMembership[], now = new Date()): Promise<GroupMembership[]> {
+  if (!items.length) return [];
   const ids = orderedIds(items.length);
-  const now = new Date().toISOString();
   const rows = items.map((item, i) => ({
     id: ids[i],
-    member_id: resolved[i].memberId,
+    group_id: item.groupId,
+    member_id: item.memberId,
     external_id: item.externalId ?? null,
     title: item.title ?? null,
-    n: i + 1,
+    n: i,
   }));
+  const at = now.toISOString();
   const inserted: Record<string, unknown>[] = await em.execute(
     `insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
-     select v.id, ?, ?, v.member_id, v.external_id, v.title, 'MEMBER',
-            coalesce((select max(order_number) from group_memberships where group_id = ?), 0) + v.n, ?::timestamptz, ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, member_id uuid, external_id text, title text, n int)
+     select v.id, ?, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
+            coalesce((select max(g.order_number) from group_memberships g where g.group_id = v.group_id), 0)
+              + row_number() over (partition by v.group_id order by v.n),
+            ?::timestamptz, ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)
      returning *`,
-    [group.communityId, group.id, group.id, now, now, JSON.stringify(rows)],
+    [communityId, at, at, JSON.stringify(rows)],
   );
   const byNewId = new Map(inserted.map((r) => [r.id as string, r]));
   return ids.map((id) => em.map(GroupMembership, byNewId.get(id)!));

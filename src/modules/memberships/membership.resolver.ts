@@ -1,7 +1,7 @@
 import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
-import { communityOf, type Context } from '../../context';
+import { Community, type Context } from '../../context';
 import { Group } from '../groups/group.entity';
 import { GroupMembership, MembershipRole } from './membership.entity';
 import {
@@ -22,14 +22,14 @@ const groupRefArg = () => Arg('groupRef', () => RecordRef, { description: 'The g
 export class GroupMembershipResolver {
   @Authorized('group_memberships:read')
   @Query(() => GroupMembershipPage, { description: 'Memberships of one group, one page; NOT_FOUND when the group is missing.' })
-  groupMemberships(@groupRefArg() groupRef: RecordRef, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
-    return new GroupMembershipService(ctx.em).list(communityOf(ctx), groupRef, args);
+  groupMemberships(@groupRefArg() groupRef: RecordRef, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupMembershipService).list(communityId, groupRef, args);
   }
 
   @Authorized('group_memberships:read')
   @Query(() => GroupMembership, { description: 'One membership of a group by id or externalId.' })
-  groupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupMembershipService(ctx.em).get(communityOf(ctx), groupRef, ref);
+  groupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupMembershipService).get(communityId, groupRef, ref);
   }
 
   @Authorized('group_memberships:write')
@@ -37,9 +37,9 @@ export class GroupMembershipResolver {
   createGroupMembership(
     @groupRefArg() groupRef: RecordRef,
     @Arg('input', () => CreateGroupMembershipInput) input: CreateGroupMembershipInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupMembershipService(ctx.em).create(communityOf(ctx), groupRef, input);
+    return ctx.service(GroupMembershipService).create(communityId, groupRef, input);
   }
 
   @Authorized('group_memberships:write')
@@ -47,9 +47,9 @@ export class GroupMembershipResolver {
   createGroupMemberships(
     @groupRefArg() groupRef: RecordRef,
     @Arg('input', () => CreateGroupMembershipsInput) input: CreateGroupMembershipsInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupMembershipService(ctx.em).createMany(communityOf(ctx), groupRef, input);
+    return ctx.service(GroupMembershipService).createMany(communityId, groupRef, input);
   }
 
   @Authorized('group_memberships:write')
@@ -58,9 +58,9 @@ export class GroupMembershipResolver {
     @groupRefArg() groupRef: RecordRef,
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateGroupMembershipInput) input: UpdateGroupMembershipInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupMembershipService(ctx.em).update(communityOf(ctx), groupRef, ref, input);
+    return ctx.service(GroupMembershipService).update(communityId, groupRef, ref, input);
   }
 
   @Authorized('group_memberships:write')
@@ -69,15 +69,15 @@ export class GroupMembershipResolver {
     @groupRefArg() groupRef: RecordRef,
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('role', () => MembershipRole) role: MembershipRole,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupMembershipService(ctx.em).setRole(communityOf(ctx), groupRef, ref, role);
+    return ctx.service(GroupMembershipService).setRole(communityId, groupRef, ref, role);
   }
 
   @Authorized('group_memberships:write')
   @Mutation(() => Boolean)
-  deleteGroupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupMembershipService(ctx.em).remove(communityOf(ctx), groupRef, ref);
+  deleteGroupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(GroupMembershipService).remove(communityId, groupRef, ref);
   }
 
   @Authorized('group_memberships:write')
@@ -85,8 +85,8 @@ export class GroupMembershipResolver {
   reorderGroupMemberships(
     @groupRefArg() groupRef: RecordRef,
     @Arg('input', () => GroupMembershipsOrderInput) input: GroupMembershipsOrderInput,
-    @Ctx() ctx: Context,
+    @Community() communityId: string, @Ctx() ctx: Context,
   ) {
-    return new GroupMembershipService(ctx.em).reorder(communityOf(ctx), groupRef, input);
+    return ctx.service(GroupMembershipService).reorder(communityId, groupRef, input);
   }
 }

@@ -1,14 +1,15 @@
 import { leanPage, type LeanJoin } from '../../db/lean';
 
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { rejectInvalid, under } from '../../common/validate';
 import { invalid, notFound } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
-import { insertMemberships, MAX_BULK } from './membership.create';
+import { insertMemberships, MAX_BULK, membershipIssues } from './membership.create';
 import { GroupMembership, MembershipRole } from './membership.entity';
 import type {
   CreateGroupMembershipInput,
@@ -76,34 +77,19 @@ export class GroupMembershipService {
   }
 
   async update(communityId: string, groupRef: RecordRef, ref: RecordRef, input: UpdateGroupMembershipInput): Promise<GroupMembership> {
-    new Checks(['input'])
-      .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', input.title, { max: 256, nullable: true })
-      .done();
+    rejectInvalid(under(['input'], membershipIssues(input)));
     const membership = await this.get(communityId, groupRef, ref);
-    let changed = false;
-    for (const field of ['externalId', 'title'] as const) {
-      const value = input[field];
-      if (value !== undefined && membership[field] !== value) {
-        membership[field] = value;
-        changed = true;
-      }
-    }
-    if (changed) {
-      membership.modifiedAt = new Date();
-      await mapUnique(() => this.em.flush(), UNIQUE);
-    }
+    // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+    wrap(membership).assign(input, { ignoreUndefined: true });
+    await mapUnique(() => this.em.flush(), UNIQUE);
     return membership;
   }
 
   /** The role is service-assigned: never REST input, only this operation (GraphQL). */
   async setRole(communityId: string, groupRef: RecordRef, ref: RecordRef, role: MembershipRole): Promise<GroupMembership> {
     const membership = await this.get(communityId, groupRef, ref);
-    if (membership.role !== role) {
-      membership.role = role;
-      membership.modifiedAt = new Date();
-      await this.em.flush();
-    }
+    membership.role = role;
+    await this.em.flush(); // a write (and a new modifiedAt) only when the role changes
     return membership;
   }
 

@@ -1,4 +1,6 @@
 import type { FeatureModule } from '../module';
+import { GroupMembership } from './membership.entity';
+import { groupMembershipPages, memberMembershipPages } from './membership.loaders';
 import { GroupMembershipRelations, GroupMembershipsField, MemberMembershipsField } from './membership.relations';
 import { GroupMembershipResolver } from './membership.resolver';
 import { membershipRoutes } from './membership.rest';
@@ -6,4 +8,6 @@ import { membershipRoutes } from './membership.rest';
 export const membershipsModule: FeatureModule = {
   resolvers: [GroupMembershipResolver, GroupMembershipRelations, GroupMembershipsField, MemberMembershipsField],
   routes: membershipRoutes,
+  entities: [GroupMembership],
+  loaders: [groupMembershipPages, memberMembershipPages],
 };

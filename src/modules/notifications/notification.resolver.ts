@@ -1,10 +1,11 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
-import { communityOf, type Context } from '../../context';
+import { Community, type Context } from '../../context';
 import { Member } from '../members/member.entity';
 import { Notification, NotificationDelivery } from './notification.entity';
 import { CreateNotificationInput, NestedPageArgs, NotificationListArgs } from './notification.inputs';
-import { notificationLoaders } from './notification.loaders';
+import { memberById } from '../members/member.loaders';
+import { deliveryPages, memberNotificationPages } from './notification.loaders';
 import { NotificationService } from './notification.service';
 
 export const NotificationPage = pageOf(Notification, 'Notification');
@@ -14,26 +15,26 @@ export const NotificationDeliveryPage = pageOf(NotificationDelivery, 'Notificati
 export class NotificationResolver {
   @Authorized('notifications:read')
   @Query(() => NotificationPage, { description: 'Notifications of the caller\'s community, one page.' })
-  notifications(@Args(() => NotificationListArgs) args: NotificationListArgs, @Ctx() ctx: Context) {
-    return new NotificationService(ctx.em).list(communityOf(ctx), args);
+  notifications(@Args(() => NotificationListArgs) args: NotificationListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(NotificationService).list(communityId, args);
   }
 
   @Authorized('notifications:read')
   @Query(() => Notification, { description: 'One notification; NOT_FOUND when missing.' })
-  notification(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
-    return new NotificationService(ctx.em).get(communityOf(ctx), id);
+  notification(@Arg('id', () => ID) id: string, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(NotificationService).get(communityId, id);
   }
 
   @Authorized('notifications:write')
   @Mutation(() => Notification, { description: 'Sends now (status SENT) or schedules for a future sendAt (SCHEDULED).' })
-  createNotification(@Arg('input', () => CreateNotificationInput) input: CreateNotificationInput, @Ctx() ctx: Context) {
-    return new NotificationService(ctx.em).create(communityOf(ctx), input);
+  createNotification(@Arg('input', () => CreateNotificationInput) input: CreateNotificationInput, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(NotificationService).create(communityId, input);
   }
 
   @Authorized('notifications:write')
   @Mutation(() => Notification, { description: 'Cancels a SCHEDULED notification (it is never sent); CONFLICT when already SENT.' })
-  cancelNotification(@Arg('id', () => ID) id: string, @Ctx() ctx: Context) {
-    return new NotificationService(ctx.em).cancel(communityOf(ctx), id);
+  cancelNotification(@Arg('id', () => ID) id: string, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(NotificationService).cancel(communityId, id);
   }
 
   @FieldResolver(() => String, {
@@ -46,7 +47,7 @@ export class NotificationResolver {
 
   @FieldResolver(() => NotificationDeliveryPage, { description: 'One delivery per recipient once SENT; ordered by deliveredAt, then id.' })
   deliveries(@Root() notification: Notification, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
-    return notificationLoaders(ctx).deliveries(args).load(notification.id);
+    return ctx.loaders.get(deliveryPages)(args).load(notification.id);
   }
 }
 
@@ -55,7 +56,7 @@ export class NotificationDeliveryResolver {
   @Authorized('members:read')
   @FieldResolver(() => Member, { nullable: true, description: 'The recipient (needs members:read).' })
   member(@Root() delivery: NotificationDelivery, @Ctx() ctx: Context) {
-    return notificationLoaders(ctx).member.load(delivery.memberId);
+    return ctx.loaders.get(memberById).load(delivery.memberId);
   }
 }
 
@@ -65,6 +66,6 @@ export class MemberNotificationsResolver {
   @Authorized('notifications:read')
   @FieldResolver(() => NotificationPage, { description: 'Notifications addressed to this member, oldest first (needs notifications:read).' })
   notifications(@Root() member: Member, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
-    return notificationLoaders(ctx).memberNotifications(args).load(member.id);
+    return ctx.loaders.get(memberNotificationPages)(args).load(member.id);
   }
 }

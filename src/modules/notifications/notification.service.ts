@@ -4,7 +4,7 @@ import { pageWindow, toPage, type Page } from '../../common/pagination';
 import { Checks } from '../../common/validate';
 import { conflict, invalid, notFound, type FieldIssue } from '../../errors/app-error';
 import { enqueue, removeJob } from '../../jobs/queue';
-import { anyOf, arrayOf } from '../../jobs/sql';
+import { anyOf, arrayOf } from '../../db/sql';
 import { Notification, NotificationStatus } from './notification.entity';
 import type { CreateNotificationInput, NotificationListArgs } from './notification.inputs';
 
@@ -63,7 +63,7 @@ export class NotificationService {
   async create(communityId: string, input: CreateNotificationInput): Promise<Notification> {
     const ids = input.memberIds ?? [];
     const externalIds = input.memberExternalIds ?? [];
-    const checks = new Checks(['input'])
+    const checks = new Checks()
       .string('title', input.title, { min: 1, max: 256 })
       .string('message', input.message, { min: 1, max: 10_000 });
     if (!ids.length && !externalIds.length) {
@@ -71,7 +71,7 @@ export class NotificationService {
     } else if (ids.length + externalIds.length > MAX_RECIPIENTS) {
       checks.add(['memberIds'], `At most ${MAX_RECIPIENTS} recipients (memberIds and memberExternalIds together)`);
     }
-    checks.done();
+    checks.done(['input']);
 
     const now = new Date();
     const dueLater = input.sendAt && input.sendAt.getTime() > now.getTime() ? input.sendAt : null;
@@ -89,8 +89,8 @@ export class NotificationService {
       await tx.flush();
       await tx.execute(
         `insert into notification_recipients (notification_id, member_id)
-         select ?, m::uuid from jsonb_array_elements_text(?::jsonb) m`,
-        [notification.id, JSON.stringify(memberIds)],
+         select ?, unnest(?::uuid[])`,
+        [notification.id, arrayOf(memberIds)],
       );
       if (dueLater) {
         await enqueue(tx, SEND_NOTIFICATION, { notificationId: notification.id }, { runAt: dueLater, jobKey: jobKeyOf(notification.id) });
