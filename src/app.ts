@@ -10,6 +10,7 @@ import type Redis from 'ioredis';
 import { Gate } from './auth/gate';
 import type { Config } from './config';
 import { createContext } from './context';
+import { budgetKey, callerScope } from './db/caller-budget';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
@@ -119,6 +120,8 @@ export async function createApp(deps: AppDeps) {
   app.use(
     '/graphql',
     express.json({ limit: JSON_LIMIT }),
+    // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
+    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = await gate.check(req, res, true);
@@ -128,6 +131,8 @@ export async function createApp(deps: AppDeps) {
           const kind = KINDS[outcome.code];
           throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
+        const scope = callerScope.getStore();
+        if (scope && outcome.caller) scope.key = budgetKey(outcome.caller);
         return createContext(em, outcome.caller, res.locals.requestId);
       },
     }),

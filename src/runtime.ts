@@ -6,6 +6,7 @@ import { createApp } from './app';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
+import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
@@ -38,7 +39,11 @@ export interface RuntimeOptions {
 
 export async function startRuntime(config: Config, databaseUrl: string, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = createLogger(config.logLevel);
-  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true);
+  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true, {
+    statementMs: config.dbStatementTimeoutMs,
+    lockMs: config.dbLockTimeoutMs,
+  });
+  installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
   const redis = config.redisUrl

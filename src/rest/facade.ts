@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createContext, type Caller } from '../context';
+import { budgetKey, callerScope } from '../db/caller-budget';
 import { problem, sendClassified, sendProblem } from '../errors/problem';
 import type { Logger } from '../logger';
 import { checkInputValue } from './input-check';
@@ -107,7 +108,9 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       }
       const caller = res.locals.caller as Caller;
       const contextValue = createContext(deps.em, caller, res.locals.requestId);
-      const result = await execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue });
+      const result = await callerScope.run({ key: budgetKey(caller) }, () =>
+        execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue }),
+      );
       if (result.errors?.length) {
         const error = result.errors[0];
         sendClassified(
