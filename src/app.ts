@@ -68,6 +68,10 @@ export async function createApp(deps: AppDeps) {
   const apollo = createApollo(schema, logger, config.graphqlSandbox, {
     maxDepth: config.graphqlMaxDepth,
     maxCost: config.graphqlMaxCost,
+    maxAliases: config.graphqlMaxAliases,
+    maxRootFields: config.graphqlMaxRootFields,
+    maxDirectives: config.graphqlMaxDirectives,
+    maxTokens: config.graphqlMaxTokens,
   });
   await apollo.start();
 

@@ -6,7 +6,7 @@ import type { Context } from '../context';
 import { appErrorOf } from '../errors/app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
-import { queryLimitsRule, type QueryLimits } from './limits';
+import { queryLimitRules, type QueryLimits } from './limits';
 
 /**
  * Errors are presented as `classify` (errors/classify.ts) says; anything unexpected is
@@ -44,7 +44,7 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits & { maxTokens: number }): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
@@ -56,7 +56,9 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
     formatError: formatError(logger),
-    validationRules: [queryLimitsRule(limits)],
+    validationRules: queryLimitRules(limits),
+    // graphql-js stops parsing a document longer than this many tokens (a 400 naming the limit).
+    parseOptions: { maxTokens: limits.maxTokens },
     // One operation per HTTP request: batching would multiply the cost limit.
     allowBatchedHttpRequests: false,
     plugins,
