@@ -7,6 +7,7 @@ import { appErrorOf } from '../errors/app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
 import { queryLimitRules, type QueryLimits } from './limits';
+import { nulIssues } from './nul-check';
 
 /**
  * Errors are presented as `classify` (errors/classify.ts) says; anything unexpected is
@@ -44,8 +45,23 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
   },
 };
 
+/** U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST facade runs the same check). */
+const refuseNul: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        const issues = nulIssues(operation, request.variables);
+        if (!issues.length) return;
+        const message = issues.length === 1 ? issues[0].detail : 'The request has invalid values';
+        throw new GraphQLError(message, { extensions: { code: KINDS.VALIDATION.graphql, errors: issues, http: { status: KINDS.VALIDATION.status } } });
+      },
+    };
+  },
+};
+
 export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits & { maxTokens: number }): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    refuseNul,
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
     ApolloServerPluginCacheControlDisabled(),

@@ -5,6 +5,7 @@ import { createContext, type Caller } from '../context';
 import { budgetKey, callerScope } from '../db/caller-budget';
 import { problem, sendClassified, sendProblem } from '../errors/problem';
 import type { Logger } from '../logger';
+import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
 import { compileRoutes, type CompiledRoute } from './compile';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
@@ -102,6 +103,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     router[method](route.path, requireScope(route), ...parsers, async (req: Request, res: Response) => {
       const issues: QueryIssue[] = [];
       const { variables, sources } = bindVariables(route, req, issues);
+      for (const issue of nulIssues(undefined, variables)) issues.push({ pointer: pointerFor(issue, sources), detail: issue.detail });
       if (issues.length) {
         sendProblem(res, problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
         return;
