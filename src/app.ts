@@ -15,6 +15,7 @@ import { problem, problemOf, sendClassified, sendProblem } from './errors/proble
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
 import { createApollo } from './graphql/server';
+import { methodNotAllowed } from './http-errors';
 import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
@@ -118,11 +119,13 @@ export async function createApp(deps: AppDeps) {
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
   v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
   app.use(
     '/graphql',
+    methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
@@ -142,6 +145,12 @@ export async function createApp(deps: AppDeps) {
     }),
   );
 
+  app.use(
+    methodNotAllowed([
+      { path: '/health', methods: ['GET'] },
+      { path: '/ready', methods: ['GET'] },
+    ]),
+  );
   app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
 

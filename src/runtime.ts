@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
+import { answerClientErrors } from './http-errors';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
@@ -74,6 +75,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
 export function listen(app: import('express').Express, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, () => resolve(server));
+    answerClientErrors(server);
     server.once('error', reject);
   });
 }
