@@ -10,9 +10,12 @@ import type Redis from 'ioredis';
 import { Gate } from './auth/gate';
 import type { Config } from './config';
 import { createContext } from './context';
-import { internalProblem, problem, sendProblem } from './errors/problem';
+import { budgetKey, callerScope } from './db/caller-budget';
+import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
+import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
 import { createApollo } from './graphql/server';
+import { methodNotAllowed } from './http-errors';
 import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
@@ -45,21 +48,11 @@ function requestIds(logger: Logger) {
   };
 }
 
-/** Body-parser and other thrown errors become problems; anything unknown is a logged 500. */
+/** Body-parser and other thrown errors become problems (errors/classify.ts); anything unknown is a logged 500. */
 function errorHandler(logger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const e = err as { type?: string; status?: number };
-    if (e.type === 'entity.too.large') return sendProblem(res, problem(413, `The request body exceeds ${JSON_LIMIT}`));
-    if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'The request body is not valid JSON', [{ pointer: '/', detail: 'Malformed JSON' }]));
-    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-      return sendProblem(res, problem(415, 'The request body encoding is not supported'));
-    }
-    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
-      return sendProblem(res, problem(e.status === 413 ? 413 : 400, 'The request could not be read'));
-    }
-    logger.error({ requestId: res.locals.requestId, err }, 'unhandled error');
-    sendProblem(res, internalProblem(res.locals.requestId));
+    sendClassified(res, err, () => logger.error({ requestId: res.locals.requestId, err }, 'unhandled error'));
   };
 }
 
@@ -76,6 +69,10 @@ export async function createApp(deps: AppDeps) {
   const apollo = createApollo(schema, logger, config.graphqlSandbox, {
     maxDepth: config.graphqlMaxDepth,
     maxCost: config.graphqlMaxCost,
+    maxAliases: config.graphqlMaxAliases,
+    maxRootFields: config.graphqlMaxRootFields,
+    maxDirectives: config.graphqlMaxDirectives,
+    maxTokens: config.graphqlMaxTokens,
   });
   await apollo.start();
 
@@ -119,30 +116,41 @@ export async function createApp(deps: AppDeps) {
       res.locals.caller = outcome.caller;
       return next();
     }
-    if (outcome.retryAfter !== undefined) res.setHeader('Retry-After', String(outcome.retryAfter));
-    sendProblem(res, problem(outcome.status, outcome.detail));
+    sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
   v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
   app.use(
     '/graphql',
+    methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
+    // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
+    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = await gate.check(req, res, true);
         if (!outcome.ok) {
           const headers = new Map<string, string>();
           if (outcome.retryAfter !== undefined) headers.set('retry-after', String(outcome.retryAfter));
-          const code = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 429: 'RATE_LIMITED', 503: 'UNAVAILABLE' }[outcome.status];
-          throw new GraphQLError(outcome.detail, { extensions: { code, http: { status: outcome.status, headers } } });
+          const kind = KINDS[outcome.code];
+          throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
+        const scope = callerScope.getStore();
+        if (scope && outcome.caller) scope.key = budgetKey(outcome.caller);
         return createContext(em, outcome.caller, res.locals.requestId);
       },
     }),
   );
 
+  app.use(
+    methodNotAllowed([
+      { path: '/health', methods: ['GET'] },
+      { path: '/ready', methods: ['GET'] },
+    ]),
+  );
   app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
 

@@ -16,11 +16,20 @@ export interface Config {
   graphqlSandbox: boolean;
   logLevel: string;
   dbPoolMax: number;
+  /** Pool connections one caller (key or operator) may hold at once (src/db/caller-budget.ts). */
+  dbConnectionsPerCaller: number;
+  dbCallerWaitMs: number;
+  dbStatementTimeoutMs: number;
+  dbLockTimeoutMs: number;
   trustProxy: boolean;
   keyCacheTtlMs: number;
   corsOrigins: string[] | '*';
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  graphqlMaxAliases: number;
+  graphqlMaxRootFields: number;
+  graphqlMaxDirectives: number;
+  graphqlMaxTokens: number;
   jobConcurrency: number;
   jobStaleSeconds: number;
 }
@@ -95,11 +104,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlSandbox: bool(env, 'GRAPHQL_SANDBOX', true),
     logLevel,
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    dbConnectionsPerCaller: int(env, 'DB_CONNECTIONS_PER_CALLER', 4, 1, 200),
+    dbCallerWaitMs: int(env, 'DB_CALLER_WAIT_SECONDS', 5, 1, 60) * 1000,
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+    dbLockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,
     trustProxy: bool(env, 'TRUST_PROXY', false),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 5000, 0, 300_000),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     graphqlMaxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 12, 2, 100),
     graphqlMaxCost: int(env, 'GRAPHQL_MAX_COST', 100_000, 10, 100_000_000),
+    graphqlMaxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 10_000),
+    graphqlMaxRootFields: int(env, 'GRAPHQL_MAX_ROOT_FIELDS', 10, 1, 10_000),
+    graphqlMaxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 10_000),
+    graphqlMaxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 5_000, 100, 1_000_000),
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
     jobStaleSeconds: int(env, 'JOB_WORKER_STALE_SECONDS', 30, 2, 86_400),
   };

@@ -3,9 +3,11 @@ import { Pool } from 'pg';
 import Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
+import { answerClientErrors } from './http-errors';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
+import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
@@ -38,7 +40,11 @@ export interface RuntimeOptions {
 
 export async function startRuntime(config: Config, databaseUrl: string, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = createLogger(config.logLevel);
-  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true);
+  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true, {
+    statementMs: config.dbStatementTimeoutMs,
+    lockMs: config.dbLockTimeoutMs,
+  });
+  installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
   const redis = config.redisUrl
@@ -70,6 +76,7 @@ export function listen(app: import('express').Express, port: number): Promise<Se
   // Not app.listen: Express 5 calls its callback on 'error' too, so a taken port looked like a start.
   return new Promise((resolve, reject) => {
     const server = createServer(app);
+    answerClientErrors(server);
     server.once('error', reject);
     server.listen(port, () => {
       server.off('error', reject);

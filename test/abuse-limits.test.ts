@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
+import { countSql } from './helpers/sql-count';
 
 let app: TestApp;
 let t: Tenant;
@@ -21,7 +22,7 @@ describe('GraphQL abuse limits', () => {
       const t2 = await app2.tenant();
       const res = await app2.http.post('/graphql').set('X-API-Key', t2.key).send({ query: '{ groups { results { id } } }' });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].message).toMatch(/nested 3 levels deep; the maximum is 2/);
+      expect(res.body.errors[0].message).toMatch(/^Query depth limit of 2 exceeded, found 3/);
       expect(res.body.data).toBeUndefined();
     } finally {
       await app2.close();
@@ -37,7 +38,7 @@ describe('GraphQL abuse limits', () => {
         .set('X-API-Key', t2.key)
         .send({ query: '{ ...Q } fragment Q on Query { groups { results { id } } }' });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].message).toMatch(/nested 3 levels deep/);
+      expect(res.body.errors[0].message).toMatch(/depth limit of 2 exceeded, found 3/);
     } finally {
       await app2.close();
     }
@@ -64,6 +65,59 @@ describe('GraphQL abuse limits', () => {
       expect(res.body.errors[0].message).toBeTruthy();
       expect(JSON.stringify(res.body)).not.toMatch(/stacktrace|\.ts:|node_modules|SELECT /i);
     }
+  });
+});
+
+describe('GraphQL amplification limits (graphql-armor and the root-field rule)', () => {
+  const aliased = (n: number, field = 'groups { results { id } }') => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+
+  /** A 400 naming `limit`, answered before any resolver ran: no SQL reached the ORM. */
+  async function rejected(body: unknown, limit: RegExp) {
+    const sql = countSql(app.runtime);
+    try {
+      const res = await gql(body);
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.data).toBeUndefined();
+      expect(res.body.errors[0].message).toMatch(limit);
+      expect(sql.count('orm')).toBe(0);
+    } finally {
+      sql.stop();
+    }
+  }
+
+  it('hundreds of aliases of one root list field are refused as one document (aliases limit; 1,000 is over the token limit)', async () => {
+    await rejected({ query: aliased(400) }, /^Aliases limit of 15 exceeded, found 400/);
+    await rejected({ query: aliased(1000) }, /5000 tokens/);
+  });
+
+  it('aliases count everywhere, through fragments too', async () => {
+    const frag = `fragment F on GroupPage { ${Array.from({ length: 16 }, (_, i) => `s${i}: size`).join(' ')} }`;
+    await rejected({ query: `{ groups { ...F } } ${frag}` }, /Aliases limit of 15 exceeded, found 16/);
+  });
+
+  it('root fields count by response name, also without aliases beyond the alias limit', async () => {
+    const small = await startTestApp({ GRAPHQL_MAX_ROOT_FIELDS: '2' });
+    try {
+      const t2 = await small.tenant();
+      const res = await small.http.post('/graphql').set('X-API-Key', t2.key).send({ query: '{ groups { size } members { size } additionalFields { size } }' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toMatch(/^Root fields limit of 2 exceeded, found 3/);
+      const two = await small.http.post('/graphql').set('X-API-Key', t2.key).send({ query: '{ groups { size } members { size } groups { size } }' });
+      expect(two.body.errors).toBeUndefined();
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('directives and tokens are bounded', async () => {
+    const many = Array.from({ length: 21 }, () => '@include(if: true)').join(' ');
+    await rejected({ query: `{ groups ${many} { size } }` }, /Directives limit of 20 exceeded, found 21/);
+    const long = `{ groups { ${Array.from({ length: 6000 }, () => 'size').join(' ')} } }`;
+    await rejected({ query: long }, /5000 tokens/);
+  });
+
+  it('a subscription operation is a 400 saying subscriptions are not offered', async () => {
+    await rejected({ query: 'subscription { groups { size } }' }, /Subscriptions are not offered/);
   });
 });
 

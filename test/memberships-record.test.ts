@@ -60,8 +60,8 @@ describe('GET /api/v1/groups/{groupIdentifier}/memberships/{identifier}', () => 
     expectProblem(await get(group.id, second.ids[0]), 404);
     expectProblem(await get(MISSING, ids[0]), 404);
     expectProblem(await get(group.id, ids[0], '', other.key), 404);
-    expectProblem(await get(group.id, 'a%00b', '?key=externalId'), 404); // NUL: matches nothing, no 500
-    expectProblem(await get('a%00b', 'gm-0', '?key=externalId&groupsKey=externalId'), 404);
+    expectProblem(await get(group.id, 'a%00b', '?key=externalId'), 400, '#/path/identifier'); // NUL: a 400 naming the segment, no 500
+    expectProblem(await get('a%00b', 'gm-0', '?key=externalId&groupsKey=externalId'), 400, '#/path/groupIdentifier');
     expectProblem(await get(group.externalId!, 'gm-0', '?key=externalId&groupsKey=externalId', other.key), 404);
   });
 });

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
 import type { Caller } from '../context';
-import { isUnavailable } from '../errors/unavailable';
+import { isUnavailable, RETRY_AFTER_SECONDS } from '../errors/classify';
 import { RequestLimiter, StoreUnavailableError } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
 import { KeyCache } from './key-cache';
@@ -16,7 +16,7 @@ export interface GateConfig {
 
 export type GateOutcome =
   | { ok: true; caller?: Caller }
-  | { ok: false; status: 401 | 403 | 429 | 503; detail: string; retryAfter?: number };
+  | { ok: false; code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'RATE_LIMITED' | 'UNAVAILABLE'; detail: string; retryAfter?: number };
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -56,29 +56,29 @@ export class Gate {
       if (this.isOperator(req)) return { ok: true, caller: { kind: 'operator' } };
       const plain = presentedKey(req);
       if (plain === undefined || plain === '') {
-        return optional ? { ok: true } : { ok: false, status: 401, detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
+        return optional ? { ok: true } : { ok: false, code: 'UNAUTHENTICATED', detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
       }
       const key = await findKey(this.pool, plain, this.keys);
       if (!key) {
         // Failed attempts are limited per client address, so keys cannot be guessed.
         const verdict = await this.failures.consume(req.ip ?? 'unknown', this.config.authFailuresPerWindow);
         if (!verdict.allowed) {
-          return { ok: false, status: 429, detail: 'Too many failed authentication attempts from this address', retryAfter: verdict.retryAfter };
+          return { ok: false, code: 'RATE_LIMITED', detail: 'Too many failed authentication attempts from this address', retryAfter: verdict.retryAfter };
         }
-        return { ok: false, status: 401, detail: 'The API key is not valid' };
+        return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key is not valid' };
       }
-      if (key.revoked) return { ok: false, status: 403, detail: 'The API key has been revoked' };
+      if (key.revoked) return { ok: false, code: 'FORBIDDEN', detail: 'The API key has been revoked' };
       const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);
       res.setHeader('X-RateLimit-Limit', String(verdict.limit));
       res.setHeader('X-RateLimit-Remaining', String(verdict.remaining));
       res.setHeader('X-RateLimit-Reset', String(verdict.reset));
       if (!verdict.allowed) {
-        return { ok: false, status: 429, detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter };
+        return { ok: false, code: 'RATE_LIMITED', detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter };
       }
       return { ok: true, caller: { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes } };
     } catch (err) {
       if (err instanceof StoreUnavailableError || isUnavailable(err)) {
-        return { ok: false, status: 503, detail: 'The service is temporarily unavailable; try again shortly.' };
+        return { ok: false, code: 'UNAVAILABLE', detail: 'The service is temporarily unavailable; try again shortly.', retryAfter: RETRY_AFTER_SECONDS };
       }
       throw err;
     }

@@ -3,7 +3,17 @@ import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
 
-export function ormOptions(databaseUrl: string, poolMax = 10): Options {
+/** Per-statement limits of every connection of the ORM's pool (requests and jobs). */
+export interface DbTimeouts {
+  /** A statement running longer is cancelled (57014): 503, never a held connection. */
+  statementMs: number;
+  /** Waiting longer for a row or table lock fails the statement (55P03): 503, try again. */
+  lockMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: DbTimeouts = { statementMs: 30_000, lockMs: 10_000 };
+
+export function ormOptions(databaseUrl: string, poolMax = 10, timeouts: DbTimeouts = DEFAULT_TIMEOUTS): Options {
   return {
     clientUrl: databaseUrl,
     entities,
@@ -14,7 +24,8 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
     // With the database down, requests fail fast (503) instead of hanging.
     driverOptions: {
       acquireConnectionTimeout: 5000,
-      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000 },
+      // Sent with the connection's start-up packet: no extra round trip per request.
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: timeouts.statementMs, lock_timeout: timeouts.lockMs },
     },
     // The rate limiter's table is owned by rate-limiter-flexible's query shape; the job
     // queue's schema by graphile-worker's own migrations (src/jobs/queue.ts).
@@ -25,8 +36,8 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   };
 }
 
-export async function openOrm(databaseUrl: string, poolMax?: number, migrate = true): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax));
+export async function openOrm(databaseUrl: string, poolMax?: number, migrate = true, timeouts?: DbTimeouts): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax, timeouts));
   if (migrate) await orm.getMigrator().up();
   return orm;
 }

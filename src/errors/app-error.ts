@@ -1,14 +1,21 @@
 import { GraphQLError } from 'graphql';
 
-/** The closed set of failures the core reports; each maps to one HTTP status (see problem.ts). */
+/**
+ * The closed set of outcomes a client can meet; each has one HTTP status, title and
+ * problem type in `classify.ts` (an exhaustive table the compiler checks).
+ */
 export type ErrorCode =
   | 'VALIDATION'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TIMEOUT'
   | 'CONFLICT'
-  | 'RATE_LIMITED'
   | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'HEADERS_TOO_LARGE'
+  | 'RATE_LIMITED'
   | 'UNAVAILABLE'
   | 'INTERNAL';
 

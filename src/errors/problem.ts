@@ -1,45 +1,9 @@
 import type { Response } from 'express';
 import type { ErrorCode } from './app-error';
+import { classify, KINDS, RETRY_AFTER_SECONDS, type Classified, type Kind } from './classify';
 
-export const STATUS: Record<ErrorCode, number> = {
-  VALIDATION: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  RATE_LIMITED: 429,
-  INTERNAL: 500,
-  UNAVAILABLE: 503,
-};
-
-const TITLE: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
-const SLUG: Record<number, string> = {
-  400: 'validation-error',
-  401: 'unauthenticated',
-  403: 'forbidden',
-  404: 'not-found',
-  405: 'method-not-allowed',
-  409: 'conflict',
-  413: 'payload-too-large',
-  415: 'unsupported-media-type',
-  429: 'rate-limited',
-  500: 'internal-error',
-  503: 'unavailable',
-};
+/** Title and type of each status, derived from the one table in classify.ts. */
+const BY_STATUS = new Map<number, Kind>(Object.values(KINDS).map((k) => [k.status, k]));
 
 export interface Problem {
   type: string;
@@ -53,17 +17,22 @@ export interface Problem {
 
 export function problem(status: number, detail: string, errors?: Problem['errors']): Problem {
   return {
-    type: `/problems/${SLUG[status] ?? 'error'}`,
-    title: TITLE[status] ?? 'Error',
+    type: `/problems/${BY_STATUS.get(status)?.slug ?? 'error'}`,
+    title: BY_STATUS.get(status)?.title ?? 'Error',
     status,
     detail,
     ...(errors?.length ? { errors } : {}),
   };
 }
 
-/** RFC 9457 problem details. */
-export function sendProblem(res: Response, p: Problem): void {
+/** The problem of a code (its status from the table). */
+export const problemOf = (code: ErrorCode, detail: string, errors?: Problem['errors']): Problem => problem(KINDS[code].status, detail, errors);
+
+/** RFC 9457 problem details; a 503 carries Retry-After. */
+export function sendProblem(res: Response, p: Problem, retryAfter?: number): void {
   const requestId = res.locals.requestId as string | undefined;
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+  else if (p.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
   res
     .status(p.status)
     .type('application/problem+json')
@@ -73,4 +42,23 @@ export function sendProblem(res: Response, p: Problem): void {
 /** 5xx bodies say only that the error was logged, with the id under which it was. */
 export function internalProblem(requestId: string): Problem {
   return problem(500, `An unexpected error occurred and was logged with request id ${requestId}.`);
+}
+
+/**
+ * Sends what `classify` made of `error`: its problem with field pointers (`pointer` turns an
+ * issue path into one) and, for INTERNAL, logs it via `log` and shows only the request id.
+ */
+export function sendClassified(
+  res: Response,
+  error: unknown,
+  log: (c: Classified) => void,
+  pointer: (issue: Classified['issues'][number]) => string = (i) => '/' + i.path.join('/'),
+): void {
+  const c = classify(error);
+  if (c.code === 'INTERNAL') {
+    log(c);
+    sendProblem(res, internalProblem(res.locals.requestId));
+    return;
+  }
+  sendProblem(res, problem(c.status, c.detail, c.issues.map((i) => ({ pointer: pointer(i), detail: i.detail }))), c.retryAfter);
 }

@@ -6,11 +6,84 @@ import {
   type FragmentDefinitionNode,
   type SelectionSetNode,
   type ValidationContext,
+  type ValidationRule,
 } from 'graphql';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 
 export interface QueryLimits {
   maxDepth: number;
   maxCost: number;
+  maxAliases: number;
+  maxRootFields: number;
+  maxDirectives: number;
+}
+
+/**
+ * graphql-armor's rules throw by default, which would end the request as a 500; these
+ * report instead, so a document over a limit is a 400 validation error naming the limit.
+ */
+const report = {
+  exposeLimits: true,
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, '')))],
+};
+
+/**
+ * Every limit a GraphQL document meets before any resolver runs: aliases, depth and
+ * directives from graphql-armor (maintained, made for Apollo Server); the number of root
+ * fields, the page-aware cost and the refusal of subscriptions are this service's own
+ * (armor's cost model does not know that a list field costs its `limit`). The token limit
+ * is graphql-js's own parser option (`parseOptions.maxTokens` in server.ts).
+ */
+export function queryLimitRules(limits: QueryLimits): ValidationRule[] {
+  return [
+    maxAliasesRule({ n: limits.maxAliases, ...report }) as unknown as ValidationRule,
+    maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true, ...report }) as unknown as ValidationRule,
+    maxDirectivesRule({ n: limits.maxDirectives, ...report }) as unknown as ValidationRule,
+    noSubscriptionsRule,
+    rootFieldsRule(limits.maxRootFields),
+    queryLimitsRule(limits),
+  ];
+}
+
+/** Subscriptions are not offered (yet): a clear 400 instead of an execution failure. */
+export const noSubscriptionsRule: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (node.operation === 'subscription') {
+      context.reportError(new GraphQLError('Subscriptions are not offered by this API; read the lists again or use webhooks', { nodes: [node] }));
+    }
+  },
+});
+
+/**
+ * Each root field reaches the database on its own: `{ a: groups {..} b: groups {..} }` is
+ * two queries. Counts distinct response names at the root (through fragments).
+ */
+export function rootFieldsRule(max: number): ValidationRule {
+  return (context) => {
+    const names = (set: SelectionSetNode, into: Set<string>, seen: Set<string>) => {
+      for (const sel of set.selections) {
+        if (sel.kind === Kind.FIELD) {
+          if (!sel.name.value.startsWith('__')) into.add((sel.alias ?? sel.name).value);
+        } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+          names(sel.selectionSet, into, seen);
+        } else if (!seen.has(sel.name.value)) {
+          seen.add(sel.name.value);
+          const frag = context.getFragment(sel.name.value);
+          if (frag) names(frag.selectionSet, into, seen);
+        }
+      }
+      return into;
+    };
+    return {
+      OperationDefinition(node) {
+        const n = names(node.selectionSet, new Set(), new Set()).size;
+        if (n > max) context.reportError(new GraphQLError(`Root fields limit of ${max} exceeded, found ${n}.`, { nodes: [node] }));
+      },
+    };
+  };
 }
 
 /**
@@ -24,45 +97,36 @@ function factorOf(node: FieldNode): number {
 }
 
 /**
- * Rejects documents nested deeper than `maxDepth` or estimated to touch more than
- * `maxCost` records, before any resolver runs. Introspection is exempt (`__schema`).
+ * Rejects documents estimated to touch more than `maxCost` records, before any resolver
+ * runs. Introspection is exempt (`__schema`).
  */
-export function queryLimitsRule(limits: QueryLimits) {
+export function queryLimitsRule(limits: Pick<QueryLimits, 'maxCost'>): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const def of context.getDocument().definitions) {
       if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
     }
-    const walk = (set: SelectionSetNode, depth: number, seen: Set<string>): { depth: number; cost: number } => {
-      let maxDepth = depth;
+    const walk = (set: SelectionSetNode, seen: Set<string>): number => {
       let cost = 0;
       for (const sel of set.selections) {
         if (sel.kind === Kind.FIELD) {
           if (sel.name.value.startsWith('__')) continue;
-          const inner = sel.selectionSet ? walk(sel.selectionSet, depth + 1, seen) : { depth, cost: 0 };
-          maxDepth = Math.max(maxDepth, inner.depth);
-          cost += 1 + factorOf(sel) * inner.cost;
+          cost += 1 + factorOf(sel) * (sel.selectionSet ? walk(sel.selectionSet, seen) : 0);
         } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-          const inner = walk(sel.selectionSet, depth, seen);
-          maxDepth = Math.max(maxDepth, inner.depth);
-          cost += inner.cost;
+          cost += walk(sel.selectionSet, seen);
         } else {
           const frag = fragments.get(sel.name.value);
           if (!frag || seen.has(frag.name.value)) continue; // cycles are reported by graphql itself
-          const inner = walk(frag.selectionSet, depth, new Set([...seen, frag.name.value]));
-          maxDepth = Math.max(maxDepth, inner.depth);
-          cost += inner.cost;
+          cost += walk(frag.selectionSet, new Set([...seen, frag.name.value]));
         }
-        if (maxDepth > limits.maxDepth || cost > limits.maxCost) break;
+        if (cost > limits.maxCost) break;
       }
-      return { depth: maxDepth, cost };
+      return cost;
     };
     return {
       OperationDefinition(node) {
-        const { depth, cost } = walk(node.selectionSet, 1, new Set());
-        if (depth > limits.maxDepth) {
-          context.reportError(new GraphQLError(`Query is nested ${depth} levels deep; the maximum is ${limits.maxDepth}`, { nodes: [node] }));
-        } else if (cost > limits.maxCost) {
+        const cost = walk(node.selectionSet, new Set());
+        if (cost > limits.maxCost) {
           context.reportError(new GraphQLError(`Query cost ${cost} exceeds the maximum of ${limits.maxCost}`, { nodes: [node] }));
         }
       },

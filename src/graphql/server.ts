@@ -4,43 +4,64 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context';
 import { appErrorOf } from '../errors/app-error';
-import { isUnavailable } from '../errors/unavailable';
+import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
-import { queryLimitsRule, type QueryLimits } from './limits';
+import { queryLimitRules, type QueryLimits } from './limits';
+import { nulIssues } from './nul-check';
 
 /**
- * Errors keep their code; anything unexpected is logged and reported without
- * internals (no stack, SQL or message of the underlying exception).
+ * Errors are presented as `classify` (errors/classify.ts) says; anything unexpected is
+ * logged and reported without internals (no stack, SQL or message of the underlying
+ * exception). Errors graphql-js and Apollo raise themselves (parse, validation, variable
+ * coercion) keep their own codes.
  */
 function formatError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const appError = appErrorOf(error);
-    if (appError) return { ...formatted, extensions: { ...appError.extensions } };
     const original = (error as GraphQLError)?.originalError;
-    if (!original || original instanceof GraphQLError) return formatted;
-    if (isUnavailable(original)) {
-      return { message: 'The service is temporarily unavailable', path: formatted.path, extensions: { code: 'UNAVAILABLE' } };
+    if (!appErrorOf(error) && (!original || original instanceof GraphQLError)) return formatted;
+    const c = classify(error);
+    if (c.code === 'INTERNAL') {
+      logger.error({ err: original ?? error, path: formatted.path }, 'graphql resolver failed');
+      return { message: 'Internal server error', path: formatted.path, extensions: { code: KINDS.INTERNAL.graphql } };
     }
-    logger.error({ err: original, path: formatted.path }, 'graphql resolver failed');
-    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+    const extensions = { code: KINDS[c.code].graphql, ...(c.issues.length ? { errors: c.issues } : {}) };
+    return { message: c.detail, ...(formatted.locations ? { locations: formatted.locations } : {}), path: formatted.path, extensions };
   };
 }
 
-/** When the store is down and nothing could be answered, say so with 503 as REST does. */
+/** When nothing could be answered because the store is busy or down, say so with 503 and Retry-After, as REST does. */
 const unavailableAs503: ApolloServerPlugin<Context> = {
   async requestDidStart() {
     return {
       async willSendResponse({ response }) {
         if (response.body.kind !== 'single') return;
         const { errors, data } = response.body.singleResult;
-        if (errors?.length && !data && errors.every((e) => e.extensions?.code === 'UNAVAILABLE')) response.http.status = 503;
+        if (errors?.length && !data && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
+          response.http.status = KINDS.UNAVAILABLE.status;
+          response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
+        }
       },
     };
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
+/** U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST facade runs the same check). */
+const refuseNul: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        const issues = nulIssues(operation, request.variables);
+        if (!issues.length) return;
+        const message = issues.length === 1 ? issues[0].detail : 'The request has invalid values';
+        throw new GraphQLError(message, { extensions: { code: KINDS.VALIDATION.graphql, errors: issues, http: { status: KINDS.VALIDATION.status } } });
+      },
+    };
+  },
+};
+
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits & { maxTokens: number }): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    refuseNul,
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
     ApolloServerPluginCacheControlDisabled(),
@@ -51,7 +72,9 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
     formatError: formatError(logger),
-    validationRules: [queryLimitsRule(limits)],
+    validationRules: queryLimitRules(limits),
+    // graphql-js stops parsing a document longer than this many tokens (a 400 naming the limit).
+    parseOptions: { maxTokens: limits.maxTokens },
     // One operation per HTTP request: batching would multiply the cost limit.
     allowBatchedHttpRequests: false,
     plugins,

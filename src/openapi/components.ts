@@ -77,7 +77,7 @@ function errorHeaders(status: number) {
     ...Object.fromEntries(
       Object.entries(RATE_HEADERS).map(([n, d]) => [n, header(`${d} Present when the request carried a valid key.`, false)]),
     ),
-    ...(status === 429 ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
+    ...(status === 429 || status === 503 ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
     'X-Request-Id': ref('headers', 'X-Request-Id'),
   };
 }
@@ -87,6 +87,8 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   401: { name: 'Unauthorized', description: 'The API key is missing or not valid.' },
   403: { name: 'Forbidden', description: 'The key is revoked or lacks the scope for this method and resource.' },
   404: { name: 'NotFound', description: 'No record of the caller\'s community matches the path.' },
+  // No operation lists 405 (the info description says every path may answer it): pruned from the document.
+  405: { name: 'MethodNotAllowed', description: 'The path exists but does not serve this method; `Allow` lists the ones it does.' },
   409: { name: 'Conflict', description: 'The write conflicts with existing data (e.g. a duplicate externalId).' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },

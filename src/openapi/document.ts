@@ -27,7 +27,8 @@ const INFO_DESCRIPTION = [
   'requests per hour; every response to a request with a valid key carries the `X-RateLimit-*`',
   'headers, and a 429 carries `Retry-After`. Errors are RFC 9457 problem details',
   '(`application/problem+json`). Lists take `limit`, `skip` and `sort` and answer',
-  '`{ results, _links, limit, skip, size }`.',
+  '`{ results, _links, limit, skip, size }`. A documented path asked with another method',
+  'answers 405 with an `Allow` header and a problem body.',
 ].join(' ');
 
 /** `/groups/:groupIdentifier/memberships` -> `/groups/{groupIdentifier}/memberships` and its params. */

@@ -2,10 +2,10 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createContext, type Caller } from '../context';
-import { appErrorOf } from '../errors/app-error';
-import { isUnavailable } from '../errors/unavailable';
-import { internalProblem, problem, sendProblem, STATUS } from '../errors/problem';
+import { budgetKey, callerScope } from '../db/caller-budget';
+import { problem, sendClassified, sendProblem } from '../errors/problem';
 import type { Logger } from '../logger';
+import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
 import { compileRoutes, type CompiledRoute } from './compile';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
@@ -103,25 +103,24 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     router[method](route.path, requireScope(route), ...parsers, async (req: Request, res: Response) => {
       const issues: QueryIssue[] = [];
       const { variables, sources } = bindVariables(route, req, issues);
+      for (const issue of nulIssues(undefined, variables)) issues.push({ pointer: pointerFor(issue, sources), detail: issue.detail });
       if (issues.length) {
         sendProblem(res, problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
         return;
       }
       const caller = res.locals.caller as Caller;
       const contextValue = createContext(deps.em, caller, res.locals.requestId);
-      const result = await execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue });
+      const result = await callerScope.run({ key: budgetKey(caller) }, () =>
+        execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue }),
+      );
       if (result.errors?.length) {
         const error = result.errors[0];
-        const appError = appErrorOf(error);
-        if (appError) {
-          const errors = appError.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
-          sendProblem(res, problem(STATUS[appError.code], appError.message, errors));
-        } else if (isUnavailable(error)) {
-          sendProblem(res, problem(503, 'The service is temporarily unavailable; try again shortly.'));
-        } else {
-          deps.logger.error({ requestId: res.locals.requestId, err: error.originalError ?? error }, 'operation failed');
-          sendProblem(res, internalProblem(res.locals.requestId));
-        }
+        sendClassified(
+          res,
+          error,
+          () => deps.logger.error({ requestId: res.locals.requestId, err: error.originalError ?? error }, 'operation failed'),
+          (issue) => pointerFor(issue, sources),
+        );
         return;
       }
       const data = (result.data as { result: Record<string, unknown> }).result;

@@ -72,6 +72,11 @@ export class Contract {
         return [`status ${res.status} for ${method.toUpperCase()} ${sub}, which is no documented route`];
       }
       at = ['components', 'responses', error.name];
+      if (!this.doc.components.responses[error.name]) {
+        // 405: any documented path may answer it (info.description); no operation lists it.
+        const problems = this.validate(['components', 'schemas', 'Problem'], res.body).map((p) => `body ${p}`);
+        return res.status === 405 && !res.headers.allow ? [...problems, 'header Allow is missing'] : problems;
+      }
     }
     let response = at.reduce((n: any, k) => n[k], this.doc);
     while (response.$ref) {

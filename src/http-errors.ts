@@ -1,0 +1,67 @@
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { NextFunction, Request, Response } from 'express';
+import type { ErrorCode } from './errors/app-error';
+import { KINDS } from './errors/classify';
+import { problem, problemOf, sendProblem } from './errors/problem';
+
+/** Node's HTTP parser error codes and what they mean to a client. */
+const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
+  HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', detail: 'The request line or headers are too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', detail: 'The request was not received in time' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', detail: 'The chunk extensions are too large' },
+};
+
+/**
+ * Errors Node's HTTP parser meets before Express sees a request (a huge request line or
+ * header, a malformed request, a client too slow to send its headers) are answered as
+ * problem+json with the status Node itself would use (400, 408, 413, 431), then closed.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const known = err.code ? PARSER[err.code] : undefined;
+    const code = known?.code ?? 'VALIDATION';
+    const kind = KINDS[code];
+    const body = JSON.stringify(problemOf(code, known?.detail ?? 'The request could not be parsed as HTTP'));
+    socket.end(
+      `HTTP/1.1 ${kind.status} ${kind.title}\r\n` +
+        'Content-Type: application/problem+json\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  });
+}
+
+export interface KnownPath {
+  path: string;
+  methods: string[];
+}
+
+/**
+ * A known path asked with a method it does not serve: 405 problem+json with `Allow`, derived
+ * from the route table (REST) and the few fixed endpoints. Unknown paths fall through to 404.
+ */
+export function methodNotAllowed(known: KnownPath[]) {
+  const table = new Map<RegExp, Set<string>>();
+  for (const { path, methods } of known) {
+    const re = new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}/?$`);
+    const entry = [...table].find(([r]) => r.source === re.source)?.[1];
+    if (entry) methods.forEach((m) => entry.add(m));
+    else table.set(re, new Set(methods));
+  }
+  return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.baseUrl + req.path;
+    const allowed = new Set<string>();
+    for (const [re, methods] of table) if (re.test(path)) methods.forEach((m) => allowed.add(m));
+    if (!allowed.size || allowed.has(req.method)) return next();
+    if (allowed.has('GET')) allowed.add('HEAD');
+    const allow = [...allowed].sort().join(', ');
+    res.setHeader('Allow', allow);
+    sendProblem(res, problem(KINDS.METHOD_NOT_ALLOWED.status, `${req.method} is not supported on ${path}; allowed: ${allow}`));
+  };
+}
