@@ -15,7 +15,8 @@ export interface Context {
 }
 
 export function createContext(em: EntityManager, caller: Caller | undefined, requestId: string): Context {
-  const fork = em.fork({ clear: true, useContext: false }) as EntityManager;
+  // keepTransactionContext: a request with an Idempotency-Key runs in one transaction (src/rest/idempotency.ts).
+  const fork = em.fork({ clear: true, useContext: false, keepTransactionContext: true }) as EntityManager;
   return { caller, em: fork, loaders: createLoaders(fork, caller), requestId };
 }
 

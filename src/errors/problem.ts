@@ -7,6 +7,7 @@ export const STATUS: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL: 500,
@@ -20,7 +21,9 @@ const TITLE: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
+  422: 'Unprocessable Content',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
@@ -34,7 +37,9 @@ const SLUG: Record<number, string> = {
   404: 'not-found',
   405: 'method-not-allowed',
   409: 'conflict',
+  412: 'precondition-failed',
   413: 'payload-too-large',
+  422: 'unprocessable-content',
   415: 'unsupported-media-type',
   429: 'rate-limited',
   500: 'internal-error',
@@ -61,13 +66,15 @@ export function problem(status: number, detail: string, errors?: Problem['errors
   };
 }
 
+/** The body sendProblem writes: the problem with the request's path and id. */
+export function problemBody(res: Response, p: Problem): Problem {
+  const requestId = res.locals.requestId as string | undefined;
+  return { ...p, instance: res.req.originalUrl.split('?')[0], ...(requestId ? { requestId } : {}) };
+}
+
 /** RFC 9457 problem details. */
 export function sendProblem(res: Response, p: Problem): void {
-  const requestId = res.locals.requestId as string | undefined;
-  res
-    .status(p.status)
-    .type('application/problem+json')
-    .json({ ...p, instance: res.req.originalUrl.split('?')[0], ...(requestId ? { requestId } : {}) });
+  res.status(p.status).type('application/problem+json').json(problemBody(res, p));
 }
 
 /** 5xx bodies say only that the error was logged, with the id under which it was. */

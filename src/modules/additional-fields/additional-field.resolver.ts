@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { communityOf, type Context } from '../../context';
@@ -38,14 +39,19 @@ export class AdditionalFieldResolver {
     @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
     @Arg('input', () => UpdateAdditionalFieldInput) input: UpdateAdditionalFieldInput,
     @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return new AdditionalFieldService(ctx.em).update(communityOf(ctx), ref, input);
+    return new AdditionalFieldService(ctx.em).update(communityOf(ctx), ref, input, expectedVersion);
   }
 
   @Authorized('additional_fields:write')
   @Mutation(() => Boolean, { description: 'Deletes the field and every member\'s value for it.' })
-  deleteAdditionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Ctx() ctx: Context) {
-    return new AdditionalFieldService(ctx.em).remove(communityOf(ctx), ref);
+  deleteAdditionalField(
+    @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
+    @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return new AdditionalFieldService(ctx.em).remove(communityOf(ctx), ref, expectedVersion);
   }
 
   @FieldResolver(() => Icon, { nullable: true, description: 'null when the field has no icon.' })

@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
@@ -42,14 +43,19 @@ export class MemberResolver {
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateMemberInput) input: UpdateMemberInput,
     @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return new MemberService(ctx.em).update(communityOf(ctx), ref, input);
+    return new MemberService(ctx.em).update(communityOf(ctx), ref, input, expectedVersion);
   }
 
   @Authorized('members:write')
   @Mutation(() => Boolean, { description: 'Deletes the member, its additional field values and its memberships.' })
-  deleteMember(@Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new MemberService(ctx.em).remove(communityOf(ctx), ref);
+  deleteMember(
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return new MemberService(ctx.em).remove(communityOf(ctx), ref, expectedVersion);
   }
 
   @FieldResolver(() => [MemberFieldValue], { description: 'Values ordered like the fields (orderNumber).' })

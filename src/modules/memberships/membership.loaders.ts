@@ -23,7 +23,7 @@ export interface MembershipLoaders {
  * (one extra row tells whether a next page exists, as in toPage).
  */
 async function loadPages(em: EntityManager, communityId: string, owner: MembershipOwner, args: PageArgs, ids: readonly string[]) {
-  const { limit, skip, orderBy } = pageWindow(args);
+  const { limit, skip, orderBy, modifiedSince } = pageWindow(args);
   const column = OWNER_COLUMN[owner];
   // Column names come from fixed maps, never from the request.
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `m.${SORT_COLUMN[prop]} ${dir}`)).join(', ');
@@ -31,9 +31,9 @@ async function loadPages(em: EntityManager, communityId: string, owner: Membersh
     `select * from (
        select m.*, row_number() over (partition by m.${column} order by ${order}) as rn
          from group_memberships m
-        where m.community_id = ? and m.${column} in (?)
+        where m.community_id = ? and m.${column} in (?)${modifiedSince ? ' and m.modified_at >= ?' : ''}
      ) t where t.rn > ? and t.rn <= ? order by t.${column}, t.rn`,
-    [communityId, [...ids], skip, skip + limit + 1],
+    [communityId, [...ids], ...(modifiedSince ? [modifiedSince] : []), skip, skip + limit + 1],
   );
   const byOwner = new Map<string, GroupMembership[]>(ids.map((id) => [id, []]));
   for (const { rn: _rn, ...row } of rows) byOwner.get(row[column] as string)?.push(em.map(GroupMembership, row));
@@ -47,7 +47,7 @@ export function createMembershipLoaders(em: EntityManager, communityId: string):
     member: new DataLoader(async (ids) => byIds(await leanByIds(em, Member, communityId, ids), ids)),
     page(owner, args) {
       pageWindow(args); // bad limit/skip: a 400 on the field, not a failed batch
-      const key = JSON.stringify([owner, args.limit, args.skip, args.sort]);
+      const key = JSON.stringify([owner, args.limit, args.skip, args.sort, args.modifiedSince]);
       let loader = pages.get(key);
       if (!loader) {
         loader = new DataLoader((ids) => loadPages(em, communityId, owner, args, ids));

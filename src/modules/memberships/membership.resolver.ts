@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
@@ -59,8 +60,9 @@ export class GroupMembershipResolver {
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateGroupMembershipInput) input: UpdateGroupMembershipInput,
     @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return new GroupMembershipService(ctx.em).update(communityOf(ctx), groupRef, ref, input);
+    return new GroupMembershipService(ctx.em).update(communityOf(ctx), groupRef, ref, input, expectedVersion);
   }
 
   @Authorized('group_memberships:write')
@@ -76,8 +78,13 @@ export class GroupMembershipResolver {
 
   @Authorized('group_memberships:write')
   @Mutation(() => Boolean)
-  deleteGroupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Ctx() ctx: Context) {
-    return new GroupMembershipService(ctx.em).remove(communityOf(ctx), groupRef, ref);
+  deleteGroupMembership(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return new GroupMembershipService(ctx.em).remove(communityOf(ctx), groupRef, ref, expectedVersion);
   }
 
   @Authorized('group_memberships:write')

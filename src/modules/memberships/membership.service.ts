@@ -1,3 +1,4 @@
+import { assertVersion } from '../../db/version';
 import { leanPage, type LeanJoin } from '../../db/lean';
 
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -75,12 +76,30 @@ export class GroupMembershipService {
     );
   }
 
-  async update(communityId: string, groupRef: RecordRef, ref: RecordRef, input: UpdateGroupMembershipInput): Promise<GroupMembership> {
+  async update(
+    communityId: string,
+    groupRef: RecordRef,
+    ref: RecordRef,
+    input: UpdateGroupMembershipInput,
+    expectedVersion?: string | null,
+  ): Promise<GroupMembership> {
     new Checks(['input'])
       .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
       .string('title', input.title, { max: 256, nullable: true })
       .done();
+    // One transaction: the If-Match check locks the row until the write is committed.
+    return this.em.transactional((em) => new GroupMembershipService(em).apply(communityId, groupRef, ref, input, expectedVersion));
+  }
+
+  private async apply(
+    communityId: string,
+    groupRef: RecordRef,
+    ref: RecordRef,
+    input: UpdateGroupMembershipInput,
+    expectedVersion?: string | null,
+  ): Promise<GroupMembership> {
     const membership = await this.get(communityId, groupRef, ref);
+    await assertVersion(this.em, 'group_memberships', membership.id, expectedVersion);
     let changed = false;
     for (const field of ['externalId', 'title'] as const) {
       const value = input[field];
@@ -108,11 +127,17 @@ export class GroupMembershipService {
   }
 
   /** Under the group lock, so a delete never interleaves with a reorder of the same group. */
-  async remove(communityId: string, groupRef: RecordRef, ref: RecordRef): Promise<boolean> {
+  async remove(communityId: string, groupRef: RecordRef, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
-    const deleted = await inLockedGroup(this.em, communityId, groupRef, (tem, group) =>
-      where ? tem.nativeDelete(GroupMembership, { ...where, groupId: group.id, communityId }) : Promise.resolve(0),
-    );
+    const deleted = await inLockedGroup(this.em, communityId, groupRef, async (tem, group) => {
+      if (!where) return 0;
+      if (expectedVersion != null) {
+        const found = await tem.findOne(GroupMembership, { ...where, groupId: group.id, communityId }, { fields: ['id'] });
+        if (!found) return 0;
+        await assertVersion(tem, 'group_memberships', found.id, expectedVersion);
+      }
+      return tem.nativeDelete(GroupMembership, { ...where, groupId: group.id, communityId });
+    });
     if (!deleted) throw notFound('Group membership');
     return true;
   }
