@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { sqlWith } from './helpers/jobs';
+import { sleep } from './helpers/jobs';
 import { expectProblem } from './helpers/problem';
-import { purgeExpiredKeys } from '../src/rest/idempotency';
-import type { EntityManager } from '@mikro-orm/postgresql';
 
 let app: TestApp;
 let t: Tenant;
@@ -13,7 +12,7 @@ const count = async (table: string, communityId: string) =>
   Number(((await sql(`select count(*)::int as n from ${table} where community_id = ?`, [communityId])) as { n: number }[])[0].n);
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({}, { worker: { pollInterval: 200 } });
   t = await app.tenant();
   sql = sqlWith(app);
 });
@@ -90,10 +89,15 @@ describe('Idempotency-Key on POST', () => {
 
   it('expired keys are purged by the scheduled task and the key can be used again', async () => {
     await app.http.post('/api/v1/groups').set(auth(t, 'old')).send({ name: 'Old' }).expect(201);
+    await app.http.post('/api/v1/groups').set(auth(t, 'young')).send({ name: 'Young' }).expect(201);
     await sql(`update idempotency_keys set expires_at = now() - interval '1 second' where key = ?`, ['old']);
-    const purged = await purgeExpiredKeys(app.runtime.orm.em.fork() as unknown as EntityManager);
-    expect(purged).toBeGreaterThanOrEqual(1);
+    // The worker registered the hourly schedule; run the task now, through the queue.
+    const schedules = await sql('select identifier from graphile_worker._private_known_crontabs', []);
+    expect(schedules).toContainEqual({ identifier: 'purge_idempotency_keys' });
+    await sql(`select graphile_worker.add_job('purge_idempotency_keys', '{}'::json)`, []);
+    for (let i = 0; i < 100 && (await sql('select 1 from idempotency_keys where key = ?', ['old'])).length; i++) await sleep(100);
     expect(await sql('select 1 from idempotency_keys where key = ?', ['old'])).toEqual([]);
+    expect(await sql('select 1 from idempotency_keys where key = ?', ['young'])).toHaveLength(1);
     const fresh = await app.http.post('/api/v1/groups').set(auth(t, 'old')).send({ name: 'Old' });
     expect(fresh.status).toBe(201);
     expect(fresh.headers['idempotent-replayed']).toBeUndefined();
