@@ -102,4 +102,26 @@ describe('Idempotency-Key on POST', () => {
     expect(fresh.status).toBe(201);
     expect(fresh.headers['idempotent-replayed']).toBeUndefined();
   });
+
+  it('GraphQL mutations take the same header: one effect, the repeat replayed, another request 422', async () => {
+    const tenant = await app.tenant();
+    const send = (name: string, key = 'gql-1') =>
+      app.http
+        .post('/graphql')
+        .set({ 'X-API-Key': tenant.key, 'Idempotency-Key': key })
+        .send({ query: 'mutation($n: String!) { createGroup(input: { name: $n }) { id name } }', variables: { n: name } });
+    const first = await send('Q');
+    expect(first.status).toBe(200);
+    expect(first.body.data.createGroup.name).toBe('Q');
+    const again = await send('Q');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await count('groups', tenant.communityId)).toBe(1);
+    const other = await send('R');
+    expect(other.status).toBe(422);
+    expect(other.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(await count('groups', tenant.communityId)).toBe(1);
+    // The key is the REST key's too: a REST POST with it is another request.
+    expectProblem(await app.http.post('/api/v1/groups').set(auth(tenant, 'gql-1')).send({ name: 'Q' }), 422);
+  });
 });

@@ -35,6 +35,10 @@ export interface Answer {
   contentType: string;
   body: string;
   headers?: Record<string, string>;
+  /** Status deciding storage when it differs from `status` (GraphQL answers errors with 200). */
+  classifyAs?: number;
+  /** Set on an answer whose effects were rolled back and that was not stored. */
+  discarded?: boolean;
 }
 
 export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
@@ -108,13 +112,13 @@ export async function runIdempotent({ em, owner, key, fingerprint, run, problemA
         // A savepoint: an error answer keeps none of the operation's effects.
         answer = await tx.transactional(async (sp) => {
           const a = await run(sp);
-          if (a.status >= 300) throw new Discard(a);
+          if ((a.classifyAs ?? a.status) >= 300) throw new Discard(a);
           return a;
         });
       } catch (err) {
         if (!(err instanceof Discard)) throw err;
         answer = err.answer;
-        if (!STORED_ERRORS.has(answer.status)) throw err;
+        if (!STORED_ERRORS.has(answer.classifyAs ?? answer.status)) throw new Discard({ ...answer, discarded: true });
       }
       await tx.execute(
         `insert into idempotency_keys (owner, key, fingerprint, status, content_type, body, expires_at)
