@@ -125,7 +125,7 @@ describe('modifiedSince', () => {
     const seen: string[] = [];
     let url: string | undefined = `/api/v1/groups?modifiedSince=${encodeURIComponent(since)}&limit=3&sort=modifiedAt:desc`;
     while (url) {
-      const page = await app.http.get(url).set(auth(tenant));
+      const page: { status: number; body: any } = await app.http.get(url).set(auth(tenant));
       expect(page.status).toBe(200);
       seen.push(...page.body.results.map((g: { id: string }) => g.id));
       url = page.body._links.next ? `/api/v1${page.body._links.next.replace(/^.*\/api\/v1/, '')}` : undefined;
