@@ -124,4 +124,27 @@ describe('Idempotency-Key on POST', () => {
     // The key is the REST key's too: a REST POST with it is another request.
     expectProblem(await app.http.post('/api/v1/groups').set(auth(tenant, 'gql-1')).send({ name: 'Q' }), 422);
   });
+
+  it('import triggers (CSV) and notifications: one job and one notification per key, the repeat replayed', async () => {
+    const tenant = await app.tenant();
+    const csv = 'externalId,firstName\nimp-a,A\nimp-b,B\n';
+    const trigger = () =>
+      app.http.post('/api/v1/triggers/members/import').set(auth(tenant, 'import-1')).set('Content-Type', 'text/csv').send(csv);
+    const first = await trigger();
+    expect(first.status).toBe(202);
+    const again = await trigger();
+    expect(again.status).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(await count('import_jobs', tenant.communityId)).toBe(1);
+
+    const member = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ firstName: 'N' })).body.id;
+    const body = { title: 'Hi', message: 'Hello', memberIds: [member] };
+    const sent = await app.http.post('/api/v1/notifications').set(auth(tenant, 'note-1')).send(body);
+    expect(sent.status).toBe(201);
+    const resent = await app.http.post('/api/v1/notifications').set(auth(tenant, 'note-1')).send(body);
+    expect(resent.headers['idempotent-replayed']).toBe('true');
+    expect(resent.body).toEqual(sent.body);
+    expect(await count('notifications', tenant.communityId)).toBe(1);
+  });
 });

@@ -87,14 +87,19 @@ describe('Idempotency-Key across requests, instances and crashes', () => {
   });
 
   it('kill -9 during an idempotent bulk, then the retry on the other instance: the records exist exactly once', async () => {
+    let killedMidFlight = 0;
     for (let round = 0; round < 4; round++) {
       const lastName = `crash-${round}`;
       const body = bulk(lastName, 1000);
       const headers = { 'idempotency-key': `crash-${round}` };
       const inFlight = call(a, '/api/v1/members/_bulk', { body, headers }).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+      // Kill while the request's transaction is open: it holds the key's advisory lock then.
+      for (const until = Date.now() + 10_000; Date.now() < until; ) {
+        const held = await db.query(`select 1 from pg_locks where locktype = 'advisory' and granted`);
+        if (held.rowCount) break;
+      }
       await a.kill();
-      await inFlight;
+      if ((await inFlight) === undefined) killedMidFlight++;
       // The client retries; while PostgreSQL has not yet noticed the dead connection, the key is still "running" (409).
       let retry: Reply | undefined;
       for (const until = Date.now() + 60_000; Date.now() < until; ) {
@@ -111,6 +116,7 @@ describe('Idempotency-Key across requests, instances and crashes', () => {
       expect(await count(lastName)).toBe(1000);
       a = await startService(env());
     }
+    expect(killedMidFlight).toBeGreaterThan(0);
   }, 240_000);
 });
 
