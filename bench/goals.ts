@@ -75,6 +75,9 @@ export function goals(r: BenchResults): Goal[] {
   out.push(atMost('Reorder of 10,000 memberships (REST)', single('reorder')?.restMedian ?? NaN, 500, ms));
   const imp = single('import');
   out.push(atMost('Import of 100,000 members (REST, until COMPLETED)', (imp?.restMedian ?? NaN) / 1000, 30, (v) => `${v.toFixed(1)} s`, imp?.note));
+  const safety = (id: string) => r.safety?.find((c) => c.id === id)?.ratio ?? NaN;
+  out.push(atMost('POST with Idempotency-Key vs without (time ratio)', safety('idempotentPost'), 1.15, x));
+  out.push(atMost('Conditional GET answered 304 vs the full GET (time ratio)', safety('conditionalGet'), 1.0, x));
   out.push(atMost(`Peak RSS under ${r.meta.settings.connections} connections`, r.memory.service.peakMb, 150, (v) => `${Math.round(v)} MB`));
   return out;
 }

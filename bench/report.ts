@@ -1,4 +1,5 @@
 import { ARMS, pairedRatio, type OpResult } from './measure';
+import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
 import type { SqlReport } from './sql';
 import { goals, type Goal } from './goals';
@@ -26,6 +27,8 @@ export interface BenchResults {
   rawSql: Record<string, number>;
   memory: { service: { peakMb: number; rssMb: number }; raw: { peakMb: number; rssMb: number }; serviceAfterSingles?: { peakMb: number } };
   singles: Timed[];
+  /** Absent in results saved before it was measured. */
+  safety?: SafetyCost[];
 }
 
 const n0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : 'n/a');
@@ -108,6 +111,13 @@ export function renderResults(r: BenchResults): string {
       r.singles.map((t) => [
         t.label, n0(t.restMedian), t.rest.map(n0).join(', '), n0(t.graphqlMedian), t.graphql.map(n0).join(', ') || '-', t.note ?? '',
       ]),
+    ),
+    '',
+    '## Safe retries and conditional requests (ms, median of alternated single requests)',
+    '',
+    ...table(
+      ['Request', 'With', 'ms', 'Without', 'ms', 'Ratio'],
+      (r.safety ?? []).map((c) => [c.label, c.withLabel, c.withMedian.toFixed(2), c.withoutLabel, c.withoutMedian.toFixed(2), `${c.ratio.toFixed(2)}x`]),
     ),
     '',
     '## Memory',

@@ -12,6 +12,7 @@ import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
 import { renderResults, type BenchResults } from './report';
 import { seed } from './seed';
+import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
 import { checkSameJson } from './verify';
@@ -24,6 +25,7 @@ const settings = {
   warmSeconds: env('BENCH_WARM_SECONDS', 1),
   latencySeconds: env('BENCH_LATENCY_SECONDS', 3),
   opReps: env('BENCH_OP_REPS', 5),
+  safetyReps: env('BENCH_SAFETY_REPS', 200),
   importRows: env('BENCH_IMPORT_ROWS', 100_000),
   importReps: env('BENCH_IMPORT_REPS', 1),
   importTimeoutS: env('BENCH_IMPORT_TIMEOUT_S', 90),
@@ -118,6 +120,8 @@ async function main() {
       singles.push(await timeImport(service.url, key, settings.importRows, settings.importReps, settings.importTimeoutS * 1000));
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
+    const safety = !only || only.includes('safety') ? await timeSafety(service.url, key, seeded, settings.safetyReps) : [];
+    for (const c of safety) log(`${c.label}: ${c.withLabel} ${c.withMedian.toFixed(2)} ms, ${c.withoutLabel} ${c.withoutMedian.toFixed(2)} ms (${c.ratio.toFixed(2)}x)`);
     memory.serviceAfterSingles = { peakMb: service.memory().peakMb };
     await cleanup();
 
@@ -141,6 +145,7 @@ async function main() {
       rawSql: RAW_SQL,
       memory,
       singles,
+      safety,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');

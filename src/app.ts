@@ -22,6 +22,8 @@ import { createFacade, JSON_LIMIT } from './rest/facade';
 import { routes } from './rest/routes';
 import { openApiDocument } from './openapi';
 import { openApiRouter } from './openapi/http';
+import { graphqlIdempotency } from './graphql/idempotency';
+import type { GateOutcome } from './auth/gate';
 
 export interface AppDeps {
   config: Config;
@@ -87,8 +89,8 @@ export async function createApp(deps: AppDeps) {
   app.use(
     cors({
       origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id'],
-      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id'],
+      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
+      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
       maxAge: 600,
     }),
@@ -129,9 +131,10 @@ export async function createApp(deps: AppDeps) {
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
+    graphqlIdempotency(apollo, gate, em),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
-        const outcome = await gate.check(req, res, true);
+        const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
         if (!outcome.ok) {
           const headers = new Map<string, string>();
           if (outcome.retryAfter !== undefined) headers.set('retry-after', String(outcome.retryAfter));

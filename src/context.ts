@@ -23,7 +23,8 @@ export interface Context {
 const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';
 
 export function createContext(em: EntityManager, caller: Caller | undefined, requestId: string): Context {
-  const fork = em.fork({ clear: true, useContext: false }) as EntityManager;
+  // keepTransactionContext: a request with an Idempotency-Key runs in one transaction (src/rest/idempotency.ts).
+  const fork = em.fork({ clear: true, useContext: false, keepTransactionContext: true }) as EntityManager;
   const services = new Map<ServiceClass<unknown>, unknown>();
   const communityId = caller?.kind === 'key' ? caller.communityId : NO_COMMUNITY;
   return {

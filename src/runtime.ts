@@ -9,7 +9,7 @@ import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db
 import { openOrm } from './db/orm';
 import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
-import { tasks } from './jobs/tasks';
+import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
 
 export interface Runtime {
@@ -54,7 +54,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
   const { app, close } = await createApp({ config, orm, pool, redis, logger });
-  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, opts.worker === true ? {} : opts.worker) : undefined;
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
     orm,

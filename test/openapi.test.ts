@@ -70,13 +70,42 @@ describe('OpenAPI document', () => {
     });
     const del = op('delete', '/groups/{identifier}');
     expect(del.responses[204].content).toBeUndefined();
-    expect(Object.keys(del.responses)).toEqual(['204', '400', '401', '403', '404', '429', '500', '503']);
+    expect(Object.keys(del.responses)).toEqual(['204', '400', '401', '403', '404', '412', '429', '500', '503']);
     expect(del.parameters).toEqual([
       expect.objectContaining({ name: 'identifier', in: 'path', required: true }),
       { $ref: '#/components/parameters/key' },
+      { $ref: '#/components/parameters/If-Match' },
     ]);
     expect(doc.components.parameters.key.schema.enum).toEqual(['id', 'externalId']);
     expect(doc.components.responses.TooManyRequests.headers['Retry-After']).toBeDefined();
+  });
+
+  it('declares Idempotency-Key, ETag/If-None-Match/If-Match and modifiedSince with their 304, 409, 412 and 422 answers', () => {
+    const params = (o: any) => o.parameters.map((p: any) => p.$ref?.split('/').pop() ?? p.name);
+    for (const route of routes) {
+      const o = op(route.method.toLowerCase(), openApiPath(route.path).path);
+      if (route.method === 'POST') {
+        expect(params(o), route.operationId).toContain('Idempotency-Key');
+        expect(Object.keys(o.responses), route.operationId).toEqual(expect.arrayContaining(['409', '422']));
+        expect(o.responses[route.status].headers['Idempotent-Replayed']).toEqual({ $ref: '#/components/headers/Idempotent-Replayed' });
+      } else expect(params(o), route.operationId).not.toContain('Idempotency-Key');
+    }
+    for (const path of ['/groups/{identifier}', '/members/{identifier}', '/groups/{groupIdentifier}/memberships/{identifier}', '/additional_fields/{identifier}']) {
+      const get = op('get', path);
+      expect(params(get)).toContain('If-None-Match');
+      expect(get.responses[200].headers.ETag).toEqual({ $ref: '#/components/headers/ETag' });
+      expect(get.responses[304].content).toBeUndefined();
+      expect(get.responses[304].headers.ETag).toBeDefined();
+      for (const method of ['patch', 'delete']) {
+        expect(params(op(method, path))).toContain('If-Match');
+        expect(op(method, path).responses[412]).toEqual({ $ref: '#/components/responses/PreconditionFailed' });
+      }
+    }
+    for (const path of ['/groups', '/members', '/groups/{groupIdentifier}/memberships', '/additional_fields']) {
+      expect(params(op('get', path))).toContain('modifiedSince');
+    }
+    expect(doc.components.parameters.modifiedSince.schema).toEqual({ type: 'string', format: 'date-time' });
+    expect(doc.components.responses.UnprocessableContent.content['application/problem+json']).toBeDefined();
   });
 
   it('documents new kinds of routes without being told (202, fragments, inline fragments, nullable results)', () => {
@@ -99,7 +128,7 @@ describe('OpenAPI document', () => {
     const schema = started.responses[202].content['application/json'].schema;
     expect(schema.required).toEqual(['id', 'kind']);
     expect(schema.properties.kind).toEqual({ type: 'string', enum: ['Group'] });
-    expect(Object.keys(started.responses)).toEqual(['202', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503']);
+    expect(Object.keys(started.responses)).toEqual(['202', '400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '503']);
     expect(made.components.parameters.key).toBeUndefined(); // pruned from this document only
     expect(doc.components.parameters.key).toBeDefined();
   });

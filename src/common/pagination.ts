@@ -19,6 +19,8 @@ export interface PageArgs<F extends string = string> {
   limit?: number;
   skip?: number;
   sort?: SortSpec<F>[];
+  /** Only records with modifiedAt at or after this instant (lists that offer it). */
+  modifiedSince?: Date | null;
 }
 
 export interface Page<T> {
@@ -30,7 +32,7 @@ export interface Page<T> {
 }
 
 /** A `{ field, direction }` input and the paginated args for one resource's sortable fields. */
-export function sortableArgs<E extends Record<string, string>>(name: string, fields: E) {
+export function sortableArgs<E extends Record<string, string>>(name: string, fields: E, opts: { modifiedSince?: boolean } = {}) {
   registerEnumType(fields, { name: `${name}SortField` });
 
   @InputType(`${name}Sort`)
@@ -56,7 +58,17 @@ export function sortableArgs<E extends Record<string, string>>(name: string, fie
     })
     sort?: Sort[];
   }
-  return Args;
+  if (!opts.modifiedSince) return Args;
+
+  @ArgsType()
+  class ArgsSince extends Args {
+    @Field(() => Date, {
+      nullable: true,
+      description: 'Only records whose modifiedAt is at or after this instant (for incremental syncs).',
+    })
+    modifiedSince?: Date | null;
+  }
+  return ArgsSince as typeof Args & (new () => Args & { modifiedSince?: Date | null });
 }
 
 export function pageOf<T extends object>(item: ClassType<T>, name: string) {
@@ -84,6 +96,7 @@ export interface PageWindow {
   limit: number;
   skip: number;
   orderBy: Record<string, 'asc' | 'desc'>[];
+  modifiedSince?: Date;
 }
 
 /** Checks limit/skip and returns the window plus an ORDER BY that never ties. */
@@ -105,7 +118,7 @@ export function pageWindow(args: PageArgs): PageWindow {
   }
   if (!seen.has('createdAt')) orderBy.push({ createdAt: 'asc' });
   orderBy.push({ id: 'asc' });
-  return { limit, skip, orderBy };
+  return { limit, skip, orderBy, ...(args.modifiedSince ? { modifiedSince: args.modifiedSince } : {}) };
 }
 
 /** Rows were fetched with limit + 1 to learn whether another page exists without a count. */

@@ -2,6 +2,7 @@ import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toPage, type Page, type PageWindow } from '../common/pagination';
 import { anyOf, arrayOf } from './sql';
+import { VERSION_COLUMN, type VersionedTable } from './version';
 
 interface LeanShape {
   select: string;
@@ -14,6 +15,8 @@ export interface LeanJoin {
   select: string;
   join: string;
 }
+
+const VERSIONED = new Set<string>(['groups', 'members', 'group_memberships', 'additional_fields'] satisfies VersionedTable[]);
 
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
 
@@ -31,7 +34,8 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
       p.runtimeType === 'Date'
         ? `to_char(t."${p.fieldNames[0]}" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
         : `t."${p.fieldNames[0]}"`;
-    const select = props.map((p) => `${column(p)} as "${p.name}"`).join(', ');
+    let select = props.map((p) => `${column(p)} as "${p.name}"`).join(', ');
+    if (VERSIONED.has(meta.tableName)) select += `, ${VERSION_COLUMN('t')} as "version"`; // src/db/version.ts
     shape = { select, table: `"${meta.tableName}" t`, columns };
     shapes.set(entity, shape);
   }
@@ -55,7 +59,7 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" = ${anyOf('uuid')}`, [
+  const rows = await em.execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" = ${anyOf('uuid')}`, [
     communityId,
     arrayOf(ids),
   ]);
@@ -66,7 +70,7 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
 export async function leanFindOne<T extends object>(em: EntityManager, entity: EntityClass<T>, where: Partial<Record<keyof T & string, string>>): Promise<T | null> {
   const shape = shapeOf(em, entity as EntityClass<object>);
   const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
+  const rows = await em.execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
   return (rows[0] as T | undefined) ?? null;
 }
 
@@ -87,10 +91,15 @@ export async function leanPage<T extends object>(
   const shape = shapeOf(em, entity as EntityClass<object>);
   const column = (prop: string) => columnOf(shape, entity as EntityClass<object>, prop);
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+  const params: unknown[] = Object.values(where);
+  if (window.modifiedSince) {
+    filters.push(`${column('modifiedAt')} >= ?`);
+    params.push(window.modifiedSince);
+  }
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const from = join ? `${shape.table} ${join.join}` : shape.table;
   const select = join ? `${shape.select}, ${join.select}` : shape.select;
   const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
+  const rows = await em.execute<Record<string, unknown>[]>(sql, [...params, limit + 1, skip]);
   return toPage(rows as T[], limit, skip);
 }

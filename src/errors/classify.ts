@@ -24,6 +24,8 @@ export const KINDS = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed', slug: 'method-not-allowed', graphql: 'METHOD_NOT_ALLOWED' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout', slug: 'request-timeout', graphql: 'REQUEST_TIMEOUT' },
   CONFLICT: { status: 409, title: 'Conflict', slug: 'conflict', graphql: 'CONFLICT' },
+  PRECONDITION_FAILED: { status: 412, title: 'Precondition Failed', slug: 'precondition-failed', graphql: 'PRECONDITION_FAILED' },
+  UNPROCESSABLE: { status: 422, title: 'Unprocessable Content', slug: 'unprocessable-content', graphql: 'UNPROCESSABLE' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Content Too Large', slug: 'payload-too-large', graphql: 'PAYLOAD_TOO_LARGE' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type', graphql: 'UNSUPPORTED_MEDIA_TYPE' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large', slug: 'headers-too-large', graphql: 'HEADERS_TOO_LARGE' },

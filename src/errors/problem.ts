@@ -5,6 +5,9 @@ import { classify, KINDS, RETRY_AFTER_SECONDS, type Classified, type Kind } from
 /** Title and type of each status, derived from the one table in classify.ts. */
 const BY_STATUS = new Map<number, Kind>(Object.values(KINDS).map((k) => [k.status, k]));
 
+/** The HTTP status of each code, from the same table. */
+export const STATUS = Object.fromEntries(Object.entries(KINDS).map(([code, k]) => [code, k.status])) as Record<ErrorCode, number>;
+
 export interface Problem {
   type: string;
   title: string;
@@ -28,15 +31,17 @@ export function problem(status: number, detail: string, errors?: Problem['errors
 /** The problem of a code (its status from the table). */
 export const problemOf = (code: ErrorCode, detail: string, errors?: Problem['errors']): Problem => problem(KINDS[code].status, detail, errors);
 
+/** The body sendProblem writes: the problem with the request's path and id. */
+export function problemBody(res: Response, p: Problem): Problem {
+  const requestId = res.locals.requestId as string | undefined;
+  return { ...p, instance: res.req.originalUrl.split('?')[0], ...(requestId ? { requestId } : {}) };
+}
+
 /** RFC 9457 problem details; a 503 carries Retry-After. */
 export function sendProblem(res: Response, p: Problem, retryAfter?: number): void {
-  const requestId = res.locals.requestId as string | undefined;
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
   else if (p.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-  res
-    .status(p.status)
-    .type('application/problem+json')
-    .json({ ...p, instance: res.req.originalUrl.split('?')[0], ...(requestId ? { requestId } : {}) });
+  res.status(p.status).type('application/problem+json').json(problemBody(res, p));
 }
 
 /** 5xx bodies say only that the error was logged, with the id under which it was. */

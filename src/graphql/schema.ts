@@ -4,13 +4,14 @@ import { authChecker } from '../context';
 import { modules } from '../modules';
 import { DateTimeISO } from './date-scalar';
 import type { Resolvers } from '../modules/module';
+import { versionResolvers } from './version.resolver';
 
 let cached: GraphQLSchema | undefined;
 
 /** Built once per process: type-graphql metadata is global anyway. */
 export function buildSchema(): GraphQLSchema {
   cached ??= buildSchemaSync({
-    resolvers: modules.flatMap((m) => m.resolvers) as Resolvers,
+    resolvers: [...modules.flatMap((m) => m.resolvers), ...versionResolvers] as Resolvers,
     authChecker,
     validate: false,
     scalarsMap: [{ type: Date, scalar: DateTimeISO }],

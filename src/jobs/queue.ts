@@ -1,4 +1,4 @@
-import { Logger as WorkerLogger, run, runMigrations, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCronItems, run, runMigrations, type CronItem, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
@@ -25,6 +25,8 @@ export interface QueueOptions {
   pollInterval?: number;
   /** Seconds without a heartbeat after which a worker counts as dead (default 30). */
   staleSeconds?: number;
+  /** Recurring tasks (graphile-worker cron; fired once per slot however many instances run). */
+  schedules?: CronItem[];
 }
 
 export interface JobQueue {
@@ -89,7 +91,7 @@ export async function startQueue(
       concurrency,
       pollInterval: opts.pollInterval ?? 1000,
       noHandleSignals: true, // main.ts owns the signals and stops us in order
-      parsedCronItems: [],
+      parsedCronItems: parseCronItems(opts.schedules ?? []),
       logger: workerLogger(deps.logger),
     });
   } catch (err) {

@@ -1,5 +1,7 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../common/pagination';
 import type { JsonSchema } from './json-schema';
+import { REPLAYED_HEADER, STORED_ERRORS } from '../rest/idempotency';
+import { safetyErrors, safetyHeaders, safetyParameters } from './safety';
 
 /** The body sendProblem writes (src/errors/problem.ts): RFC 9457 problem details. */
 export const problemSchema: JsonSchema = {
@@ -59,6 +61,7 @@ export const headerComponents = {
   ...Object.fromEntries(Object.entries(RATE_HEADERS).map(([name, d]) => [name, header(d, true)])),
   'Retry-After': header('Seconds to wait before the key (or this address) may try again.', true),
   'X-Request-Id': header('The request id, also in the log; echoes a valid X-Request-Id request header.', true, { type: 'string' }),
+  ...safetyHeaders,
 };
 
 export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -79,6 +82,7 @@ function errorHeaders(status: number) {
     ),
     ...(status === 429 || status === 503 ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
     'X-Request-Id': ref('headers', 'X-Request-Id'),
+    ...(STORED_ERRORS.has(status) ? { [REPLAYED_HEADER]: ref('headers', REPLAYED_HEADER) } : {}),
   };
 }
 
@@ -95,6 +99,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   429: { name: 'TooManyRequests', description: 'The key used up its hourly allowance, or this address failed to authenticate too often.' },
   500: { name: 'InternalServerError', description: 'Unexpected error; logged under the requestId of the body.' },
   503: { name: 'ServiceUnavailable', description: 'The database or rate-limit store is not reachable; retry shortly.' },
+  ...safetyErrors,
 };
 
 export function errorResponses() {
@@ -128,6 +133,7 @@ export const parameterComponents = {
     description: 'Number of records skipped from the start (zero-based offset).',
     schema: { type: 'integer', minimum: 0, default: 0 },
   },
+  ...safetyParameters,
 };
 
 export const securitySchemes = {

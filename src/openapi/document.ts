@@ -15,6 +15,7 @@ import {
 import type { JsonSchema, SchemaRegistry } from './json-schema';
 import { parameters, requestBody } from './request';
 import { resultSchema } from './selection';
+import { safetyParameterRefs, safetyStatuses, safetySuccess } from './safety';
 
 export type OpenApiDocument = Record<string, any>;
 
@@ -50,7 +51,7 @@ export function openApiPath(expressPath: string): { path: string; params: string
 }
 
 function successResponse(route: CompiledRoute, schema: GraphQLSchema) {
-  const headers = successHeaders();
+  const headers = { ...successHeaders(), ...safetySuccess(route, schema, successHeaders()).extraHeaders };
   if (route.status === 204) return { description: 'Done; no content.', headers };
   let body = resultSchema(schema, route.parsed);
   if (route.list) {
@@ -95,12 +96,14 @@ function operation(route: CompiledRoute, schema: GraphQLSchema, registry: Schema
     description: `Requires scope \`${route.resource}:${access}\` (or \`${route.resource}\`).`,
     tags: [route.resource],
   };
-  const params = parameters(route, pathParams);
+  const params = [...parameters(route, pathParams), ...safetyParameterRefs(route, schema)];
   if (params.length) op.parameters = params;
   if (route.body) op.requestBody = requestBody(route, registry);
+  const statuses = [...new Set([...errorStatuses(route), ...safetyStatuses(route)])].sort((a, b) => a - b);
   op.responses = {
     [route.status]: successResponse(route, schema),
-    ...Object.fromEntries(errorStatuses(route).map((s) => [s, ref('responses', ERRORS[s].name)])),
+    ...safetySuccess(route, schema, successHeaders()).responses,
+    ...Object.fromEntries(statuses.map((s) => [s, ref('responses', ERRORS[s].name)])),
   };
   return op;
 }

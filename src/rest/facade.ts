@@ -3,7 +3,8 @@ import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createContext, type Caller } from '../context';
 import { budgetKey, callerScope } from '../db/caller-budget';
-import { problem, sendClassified, sendProblem } from '../errors/problem';
+import { classify } from '../errors/classify';
+import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
 import type { Logger } from '../logger';
 import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
@@ -12,6 +13,8 @@ import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
+import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, withEtagSelection } from './conditional';
+import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, type Answer } from './idempotency';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
@@ -56,6 +59,14 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
     }
     variables.sort = sortParam(req, route.sortFields, issues);
     sources.set('sort', '#/query/sort');
+    if (takesModifiedSince(route)) {
+      variables.modifiedSince = modifiedSinceParam(req, issues);
+      sources.set('modifiedSince', '#/query/modifiedSince');
+    }
+  }
+  if (takesIfMatch(route)) {
+    variables.expectedVersion = ifMatchVersion(req, issues);
+    sources.set('expectedVersion', '#/header/If-Match');
   }
   if (route.body) {
     sources.set(route.body, 'body');
@@ -100,45 +111,80 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     // Only routes that take a body read one: a body sent with a GET is ignored, not parsed.
     const parsers = route.body ? [jsonBody, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
-    router[method](route.path, requireScope(route), ...parsers, async (req: Request, res: Response) => {
+    const etag = hasEtag(deps.schema, route);
+    const document = etag ? withEtagSelection(route.parsed) : route.parsed;
+    const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
+
+    /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */
+    const answer = async (req: Request, res: Response, em: EntityManager): Promise<Answer> => {
       const issues: QueryIssue[] = [];
       const { variables, sources } = bindVariables(route, req, issues);
       for (const issue of nulIssues(undefined, variables)) issues.push({ pointer: pointerFor(issue, sources), detail: issue.detail });
       if (issues.length) {
-        sendProblem(res, problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
-        return;
+        return problemAnswer(res)(problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
       }
       const caller = res.locals.caller as Caller;
-      const contextValue = createContext(deps.em, caller, res.locals.requestId);
-      const result = await callerScope.run({ key: budgetKey(caller) }, () =>
-        execute({ schema: deps.schema, document: route.parsed, variableValues: variables, contextValue }),
-      );
+      const contextValue = createContext(em, caller, res.locals.requestId);
+      const result = await execute({ schema: deps.schema, document, variableValues: variables, contextValue });
       if (result.errors?.length) {
         const error = result.errors[0];
-        sendClassified(
-          res,
-          error,
-          () => deps.logger.error({ requestId: res.locals.requestId, err: error.originalError ?? error }, 'operation failed'),
-          (issue) => pointerFor(issue, sources),
-        );
-        return;
+        const c = classify(error);
+        if (c.code === 'INTERNAL') {
+          deps.logger.error({ requestId: res.locals.requestId, err: error.originalError ?? error }, 'operation failed');
+          return problemAnswer(res)(internalProblem(res.locals.requestId));
+        }
+        // A 503 is never stored as an idempotent answer, so its header goes straight out.
+        if (c.retryAfter !== undefined) res.setHeader('Retry-After', String(c.retryAfter));
+        const errors = c.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
+        return problemAnswer(res)(problem(c.status, c.detail, errors));
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
-      if (route.status === 204) {
-        res.status(204).end();
-      } else if (route.list) {
+      if (route.status === 204) return { status: 204, contentType: '', body: '' };
+      if (route.list) {
         const page = data as { results: unknown[]; limit: number; skip: number; size: number; hasNextPage: boolean };
-        res.status(200).json({
+        return jsonAnswer(200, {
           results: page.results,
           _links: listLinks(req, deps.publicBaseUrl, page),
           limit: page.limit,
           skip: page.skip,
           size: page.size,
         });
-      } else {
-        res.status(route.status).json(data);
       }
-    });
+      if (etag) {
+        const tag = takeEtag(data);
+        if (tag && answerNotModified(req, res, tag)) return { status: 304, contentType: '', body: '' };
+      }
+      return jsonAnswer(route.status, data);
+    };
+
+    router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>
+      // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
+      callerScope.run({ key: budgetKey(res.locals.caller as Caller) }, () => handle(req, res)),
+    );
+
+    const handle = async (req: Request, res: Response) => {
+      let result: Answer;
+      try {
+        const idempotency = route.method === 'POST' ? idempotencyKeyOf(req) : {};
+        if (idempotency.problem) result = problemAnswer(res)(idempotency.problem);
+        else if (idempotency.key) {
+          result = await runIdempotent({
+            em: deps.em,
+            owner: ownerOf(res.locals.caller as Caller),
+            key: idempotency.key,
+            fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
+            run: (em) => answer(req, res, em),
+            problemAnswer: problemAnswer(res),
+          });
+        } else result = await answer(req, res, deps.em);
+      } catch (err) {
+        return sendClassified(res, err, () => deps.logger.error({ requestId: res.locals.requestId, err }, 'request failed'));
+      }
+      res.status(result.status);
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.contentType) res.type(result.contentType).send(result.body);
+      else res.end();
+    };
   }
   return router;
 }

@@ -2,6 +2,8 @@ import { Migration20261122000000_foundation } from './Migration20261122000000_fo
 import { Migration20261122010000_members } from './Migration20261122010000_members';
 import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
+import { Migration20261122130000_modified_since } from './Migration20261122130000_modified_since';
+import { Migration20261122131000_idempotency_keys } from './Migration20261122131000_idempotency_keys';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -9,4 +11,6 @@ export const migrationsList = [
   { name: 'Migration20261122010000_members', class: Migration20261122010000_members },
   { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
   { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
+  { name: 'Migration20261122130000_modified_since', class: Migration20261122130000_modified_since },
+  { name: 'Migration20261122131000_idempotency_keys', class: Migration20261122131000_idempotency_keys },
 ];

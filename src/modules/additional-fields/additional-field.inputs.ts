@@ -76,5 +76,5 @@ export enum AdditionalFieldSortField {
   modifiedAt = 'modifiedAt',
   orderNumber = 'orderNumber',
 }
-export const AdditionalFieldListArgs = sortableArgs('AdditionalField', AdditionalFieldSortField);
+export const AdditionalFieldListArgs = sortableArgs('AdditionalField', AdditionalFieldSortField, { modifiedSince: true });
 export type AdditionalFieldListArgs = InstanceType<typeof AdditionalFieldListArgs>;

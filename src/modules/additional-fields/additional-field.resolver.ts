@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { Community, type Context } from '../../context';
@@ -38,14 +39,19 @@ export class AdditionalFieldResolver {
     @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
     @Arg('input', () => UpdateAdditionalFieldInput) input: UpdateAdditionalFieldInput,
     @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return ctx.service(AdditionalFieldService).update(communityId, ref, input);
+    return ctx.service(AdditionalFieldService).update(communityId, ref, input, expectedVersion);
   }
 
   @Authorized('additional_fields:write')
   @Mutation(() => Boolean, { description: 'Deletes the field and every member\'s value for it.' })
-  deleteAdditionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(AdditionalFieldService).remove(communityId, ref);
+  deleteAdditionalField(
+    @Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef,
+    @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return ctx.service(AdditionalFieldService).remove(communityId, ref, expectedVersion);
   }
 
   @FieldResolver(() => Icon, { nullable: true, description: 'null when the field has no icon.' })

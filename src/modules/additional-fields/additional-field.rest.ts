@@ -17,8 +17,8 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 200,
     list: true,
-    document: `query getAdditionalFields($limit: Int, $skip: Int, $sort: [AdditionalFieldSort!]) {
-      result: additionalFields(limit: $limit, skip: $skip, sort: $sort) { results { ...AdditionalFieldFields } limit skip size hasNextPage }
+    document: `query getAdditionalFields($limit: Int, $skip: Int, $sort: [AdditionalFieldSort!], $modifiedSince: DateTimeISO) {
+      result: additionalFields(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...AdditionalFieldFields } limit skip size hasNextPage }
     } ${FIELD}`,
   },
   {
@@ -55,8 +55,8 @@ export const additionalFieldRoutes: RouteSpec[] = [
     status: 204,
     refs: ref,
     body: 'input',
-    document: `mutation updateAdditionalField($ref: AdditionalFieldRef!, $input: UpdateAdditionalFieldInput!) {
-      result: updateAdditionalField(ref: $ref, input: $input) { id }
+    document: `mutation updateAdditionalField($ref: AdditionalFieldRef!, $input: UpdateAdditionalFieldInput!, $expectedVersion: String) {
+      result: updateAdditionalField(ref: $ref, input: $input, expectedVersion: $expectedVersion) { id }
     }`,
   },
   {
@@ -68,6 +68,6 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 204,
     refs: ref,
-    document: `mutation deleteAdditionalField($ref: AdditionalFieldRef!) { result: deleteAdditionalField(ref: $ref) }`,
+    document: `mutation deleteAdditionalField($ref: AdditionalFieldRef!, $expectedVersion: String) { result: deleteAdditionalField(ref: $ref, expectedVersion: $expectedVersion) }`,
   },
 ];

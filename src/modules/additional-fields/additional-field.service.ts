@@ -1,3 +1,4 @@
+import { assertVersion } from '../../db/version';
 import { leanPage } from '../../db/lean';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -78,11 +79,12 @@ export class AdditionalFieldService {
     });
   }
 
-  async update(communityId: string, ref: AdditionalFieldRef, input: UpdateAdditionalFieldInput): Promise<AdditionalField> {
+  async update(communityId: string, ref: AdditionalFieldRef, input: UpdateAdditionalFieldInput, expectedVersion?: string | null): Promise<AdditionalField> {
     checkInput(input);
     return this.em.transactional(async (em) => {
       await lockOrder(em, communityId);
       const field = await this.get(communityId, ref, em);
+      await assertVersion(em, 'additional_fields', field.id, expectedVersion);
       const moved = input.orderNumber != null && input.orderNumber !== field.orderNumber;
       // PATCH: absent fields stay (checkInput rejected null for the non-nullable ones); MikroORM
       // writes only what changed and then sets modifiedAt.
@@ -95,7 +97,15 @@ export class AdditionalFieldService {
   }
 
   /** Members' values of the field go with it (foreign key cascade). */
-  async remove(communityId: string, ref: AdditionalFieldRef): Promise<boolean> {
+  async remove(communityId: string, ref: AdditionalFieldRef, expectedVersion?: string | null): Promise<boolean> {
+    if (expectedVersion != null) {
+      return this.em.transactional(async (em) => {
+        const field = await this.get(communityId, ref, em);
+        await assertVersion(em, 'additional_fields', field.id, expectedVersion);
+        await em.nativeDelete(AdditionalField, { id: field.id, communityId });
+        return true;
+      });
+    }
     const deleted = isId(ref.id) ? await this.em.nativeDelete(AdditionalField, { id: ref.id, communityId }) : 0;
     if (!deleted) throw notFound('Additional field');
     return true;

@@ -42,5 +42,5 @@ export enum GroupSortField {
   modifiedAt = 'modifiedAt',
   name = 'name',
 }
-export const GroupListArgs = sortableArgs('Group', GroupSortField);
+export const GroupListArgs = sortableArgs('Group', GroupSortField, { modifiedSince: true });
 export type GroupListArgs = InstanceType<typeof GroupListArgs>;

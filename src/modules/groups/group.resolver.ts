@@ -1,6 +1,7 @@
 import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
+import { EXPECTED_VERSION } from '../../db/version';
 import { Community, type Context } from '../../context';
 import { Group, GroupState } from './group.entity';
 import { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
@@ -34,14 +35,19 @@ export class GroupResolver {
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateGroupInput) input: UpdateGroupInput,
     @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return ctx.service(GroupService).update(communityId, ref, input);
+    return ctx.service(GroupService).update(communityId, ref, input, expectedVersion);
   }
 
   @Authorized('groups:write')
   @Mutation(() => Boolean, { description: 'Deletes the group and its memberships.' })
-  deleteGroup(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(GroupService).remove(communityId, ref);
+  deleteGroup(
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return ctx.service(GroupService).remove(communityId, ref, expectedVersion);
   }
 
   @Authorized('groups:write')

@@ -14,8 +14,8 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 200,
     list: true,
-    document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!]) {
-      result: groups(limit: $limit, skip: $skip, sort: $sort) { results { ...GroupFields } limit skip size hasNextPage }
+    document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!], $modifiedSince: DateTimeISO) {
+      result: groups(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...GroupFields } limit skip size hasNextPage }
     } ${GROUP}`,
   },
   {
@@ -47,7 +47,7 @@ export const groupRoutes: RouteSpec[] = [
     status: 204,
     refs: ref,
     body: 'input',
-    document: `mutation updateGroup($ref: RecordRef!, $input: UpdateGroupInput!) { result: updateGroup(ref: $ref, input: $input) { id } }`,
+    document: `mutation updateGroup($ref: RecordRef!, $input: UpdateGroupInput!, $expectedVersion: String) { result: updateGroup(ref: $ref, input: $input, expectedVersion: $expectedVersion) { id } }`,
   },
   {
     operationId: 'deleteGroup',
@@ -57,6 +57,6 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 204,
     refs: ref,
-    document: `mutation deleteGroup($ref: RecordRef!) { result: deleteGroup(ref: $ref) }`,
+    document: `mutation deleteGroup($ref: RecordRef!, $expectedVersion: String) { result: deleteGroup(ref: $ref, expectedVersion: $expectedVersion) }`,
   },
 ];

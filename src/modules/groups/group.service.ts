@@ -7,6 +7,7 @@ import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { Checks, EXTERNAL_ID, rejectInvalid, under } from '../../common/validate';
 import { notFound, type FieldIssue } from '../../errors/app-error';
+import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 
@@ -60,17 +61,31 @@ export class GroupService {
     return group;
   }
 
-  async update(communityId: string, ref: RecordRef, input: UpdateGroupInput): Promise<Group> {
+  /** `expectedVersion`: a conditional write (412 when the group changed since), checked and written in one transaction. */
+  async update(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
+    return this.em.transactional((em) => new GroupService(em).apply(communityId, ref, input, expectedVersion));
+  }
+
+  private async apply(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     const group = await this.get(communityId, ref);
+    await assertVersion(this.em, 'groups', group.id, expectedVersion);
     // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
     wrap(group).assign(input, { ignoreUndefined: true });
     await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
     return group;
   }
 
-  async remove(communityId: string, ref: RecordRef): Promise<boolean> {
+  async remove(communityId: string, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
+    if (expectedVersion != null) {
+      return this.em.transactional(async (em) => {
+        const { id } = await new GroupService(em).get(communityId, ref, true);
+        await assertVersion(em, 'groups', id, expectedVersion);
+        await em.nativeDelete(Group, { id, communityId });
+        return true;
+      });
+    }
     const deleted = where ? await this.em.nativeDelete(Group, { ...where, communityId }) : 0;
     if (!deleted) throw notFound('Group');
     return true;

@@ -60,5 +60,5 @@ export enum MemberSortField {
   lastName = 'lastName',
   firstName = 'firstName',
 }
-export const MemberListArgs = sortableArgs('Member', MemberSortField);
+export const MemberListArgs = sortableArgs('Member', MemberSortField, { modifiedSince: true });
 export type MemberListArgs = InstanceType<typeof MemberListArgs>;

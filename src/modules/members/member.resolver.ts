@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
@@ -44,14 +45,19 @@ export class MemberResolver {
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateMemberInput) input: UpdateMemberInput,
     @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return ctx.service(MemberService).update(communityId, ref, input);
+    return ctx.service(MemberService).update(communityId, ref, input, expectedVersion);
   }
 
   @Authorized('members:write')
   @Mutation(() => Boolean, { description: 'Deletes the member, its additional field values and its memberships.' })
-  deleteMember(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(MemberService).remove(communityId, ref);
+  deleteMember(
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return ctx.service(MemberService).remove(communityId, ref, expectedVersion);
   }
 
   @FieldResolver(() => [MemberFieldValue], { description: 'Values ordered like the fields (orderNumber).' })

@@ -15,8 +15,8 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 200,
     list: true,
-    document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!]) {
-      result: members(limit: $limit, skip: $skip, sort: $sort) { results { ...MemberFields } limit skip size hasNextPage }
+    document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!], $modifiedSince: DateTimeISO) {
+      result: members(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...MemberFields } limit skip size hasNextPage }
     } ${MEMBER}`,
   },
   {
@@ -58,7 +58,7 @@ export const memberRoutes: RouteSpec[] = [
     status: 204,
     refs: ref,
     body: 'input',
-    document: `mutation updateMember($ref: RecordRef!, $input: UpdateMemberInput!) { result: updateMember(ref: $ref, input: $input) { id } }`,
+    document: `mutation updateMember($ref: RecordRef!, $input: UpdateMemberInput!, $expectedVersion: String) { result: updateMember(ref: $ref, input: $input, expectedVersion: $expectedVersion) { id } }`,
   },
   {
     operationId: 'deleteMember',
@@ -68,6 +68,6 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 204,
     refs: ref,
-    document: `mutation deleteMember($ref: RecordRef!) { result: deleteMember(ref: $ref) }`,
+    document: `mutation deleteMember($ref: RecordRef!, $expectedVersion: String) { result: deleteMember(ref: $ref, expectedVersion: $expectedVersion) }`,
   },
 ];

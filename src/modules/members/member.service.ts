@@ -1,3 +1,4 @@
+import { assertVersion } from '../../db/version';
 import { LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -109,11 +110,12 @@ export class MemberService {
     if (issues.length) throw new AppError('CONFLICT', issues.length === 1 ? issues[0].detail : 'Some values are already used by other members', issues);
   }
 
-  async update(communityId: string, ref: RecordRef, input: UpdateMemberInput): Promise<Member> {
+  async update(communityId: string, ref: RecordRef, input: UpdateMemberInput, expectedVersion?: string | null): Promise<Member> {
     rejectInvalid(under(['input'], memberIssues(input, false)));
     return this.em.transactional(async (em) => {
       // Row lock: concurrent patches of one member apply one after the other.
       const member = await this.get(communityId, ref, em, true);
+      await assertVersion(em, 'members', member.id, expectedVersion);
       const entries = input.additionalFields ?? [];
       const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
       if (unknown.length) throw invalid(unknown);
@@ -131,7 +133,7 @@ export class MemberService {
   }
 
   /** Its memberships go with it (foreign key cascade); a trigger keeps groups' membershipCount exact. */
-  async remove(communityId: string, ref: RecordRef): Promise<boolean> {
+  async remove(communityId: string, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
     if (!where) throw notFound('Member');
     // Lock the member's groups first, in id order: the cascade's count trigger updates them,
@@ -139,6 +141,7 @@ export class MemberService {
     const deleted = await this.em.transactional(async (tem) => {
       const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
       if (!member) return 0;
+      await assertVersion(tem, 'members', member.id, expectedVersion);
       await tem.getConnection().execute(
         'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
         [member.id],

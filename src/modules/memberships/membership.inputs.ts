@@ -52,7 +52,7 @@ export enum GroupMembershipSortField {
   modifiedAt = 'modifiedAt',
   orderNumber = 'orderNumber',
 }
-export const GroupMembershipListArgs = sortableArgs('GroupMembership', GroupMembershipSortField);
+export const GroupMembershipListArgs = sortableArgs('GroupMembership', GroupMembershipSortField, { modifiedSince: true });
 export type GroupMembershipListArgs = InstanceType<typeof GroupMembershipListArgs>;
 
 /** Sort names mapped to columns, for the hand-written window query of the relation loaders. */

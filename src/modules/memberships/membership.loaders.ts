@@ -12,8 +12,8 @@ function pagesOf(ownerColumn: 'group_id' | 'member_id') {
       {
         select: 'm.*',
         from: 'group_memberships m',
-        where: 'm.community_id = ?',
-        params: [communityId],
+        where: `m.community_id = ?${window.modifiedSince ? ' and m.modified_at >= ?' : ''}`,
+        params: [communityId, ...(window.modifiedSince ? [window.modifiedSince] : [])],
         owner: `m.${ownerColumn}`,
         // Column names come from a fixed map, never from the request.
         orderBy: window.orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `m.${SORT_COLUMN[prop]} ${dir}`)[0]).join(', '),

@@ -1,3 +1,4 @@
+import { EXPECTED_VERSION } from '../../db/version';
 import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { RecordRef } from '../../common/ref';
@@ -59,8 +60,9 @@ export class GroupMembershipResolver {
     @Arg('ref', () => RecordRef) ref: RecordRef,
     @Arg('input', () => UpdateGroupMembershipInput) input: UpdateGroupMembershipInput,
     @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
   ) {
-    return ctx.service(GroupMembershipService).update(communityId, groupRef, ref, input);
+    return ctx.service(GroupMembershipService).update(communityId, groupRef, ref, input, expectedVersion);
   }
 
   @Authorized('group_memberships:write')
@@ -76,8 +78,13 @@ export class GroupMembershipResolver {
 
   @Authorized('group_memberships:write')
   @Mutation(() => Boolean)
-  deleteGroupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(GroupMembershipService).remove(communityId, groupRef, ref);
+  deleteGroupMembership(
+    @groupRefArg() groupRef: RecordRef,
+    @Arg('ref', () => RecordRef) ref: RecordRef,
+    @Community() communityId: string, @Ctx() ctx: Context,
+    @Arg('expectedVersion', () => String, { nullable: true, description: EXPECTED_VERSION }) expectedVersion?: string | null,
+  ) {
+    return ctx.service(GroupMembershipService).remove(communityId, groupRef, ref, expectedVersion);
   }
 
   @Authorized('group_memberships:write')

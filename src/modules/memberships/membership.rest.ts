@@ -19,8 +19,8 @@ export const membershipRoutes: RouteSpec[] = [
     status: 200,
     refs: inGroup,
     list: true,
-    document: `query getGroupMemberships($groupRef: RecordRef!, $limit: Int, $skip: Int, $sort: [GroupMembershipSort!]) {
-      result: groupMemberships(groupRef: $groupRef, limit: $limit, skip: $skip, sort: $sort) {
+    document: `query getGroupMemberships($groupRef: RecordRef!, $limit: Int, $skip: Int, $sort: [GroupMembershipSort!], $modifiedSince: DateTimeISO) {
+      result: groupMemberships(groupRef: $groupRef, limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) {
         results { ...GroupMembershipFields } limit skip size hasNextPage
       }
     } ${MEMBERSHIP}`,
@@ -85,8 +85,8 @@ export const membershipRoutes: RouteSpec[] = [
     status: 204,
     refs: one,
     body: 'input',
-    document: `mutation updateGroupMembership($groupRef: RecordRef!, $ref: RecordRef!, $input: UpdateGroupMembershipInput!) {
-      result: updateGroupMembership(groupRef: $groupRef, ref: $ref, input: $input) { id }
+    document: `mutation updateGroupMembership($groupRef: RecordRef!, $ref: RecordRef!, $input: UpdateGroupMembershipInput!, $expectedVersion: String) {
+      result: updateGroupMembership(groupRef: $groupRef, ref: $ref, input: $input, expectedVersion: $expectedVersion) { id }
     }`,
   },
   {
@@ -97,8 +97,8 @@ export const membershipRoutes: RouteSpec[] = [
     path: '/groups/:groupIdentifier/memberships/:identifier',
     status: 204,
     refs: one,
-    document: `mutation deleteGroupMembership($groupRef: RecordRef!, $ref: RecordRef!) {
-      result: deleteGroupMembership(groupRef: $groupRef, ref: $ref)
+    document: `mutation deleteGroupMembership($groupRef: RecordRef!, $ref: RecordRef!, $expectedVersion: String) {
+      result: deleteGroupMembership(groupRef: $groupRef, ref: $ref, expectedVersion: $expectedVersion)
     }`,
   },
 ];

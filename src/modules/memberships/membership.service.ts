@@ -1,3 +1,4 @@
+import { assertVersion } from '../../db/version';
 import { leanPage, type LeanJoin } from '../../db/lean';
 
 import { wrap } from '@mikro-orm/core';
@@ -76,9 +77,27 @@ export class GroupMembershipService {
     );
   }
 
-  async update(communityId: string, groupRef: RecordRef, ref: RecordRef, input: UpdateGroupMembershipInput): Promise<GroupMembership> {
+  async update(
+    communityId: string,
+    groupRef: RecordRef,
+    ref: RecordRef,
+    input: UpdateGroupMembershipInput,
+    expectedVersion?: string | null,
+  ): Promise<GroupMembership> {
     rejectInvalid(under(['input'], membershipIssues(input)));
+    // One transaction: the If-Match check locks the row until the write is committed.
+    return this.em.transactional((em) => new GroupMembershipService(em).apply(communityId, groupRef, ref, input, expectedVersion));
+  }
+
+  private async apply(
+    communityId: string,
+    groupRef: RecordRef,
+    ref: RecordRef,
+    input: UpdateGroupMembershipInput,
+    expectedVersion?: string | null,
+  ): Promise<GroupMembership> {
     const membership = await this.get(communityId, groupRef, ref);
+    await assertVersion(this.em, 'group_memberships', membership.id, expectedVersion);
     // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
     wrap(membership).assign(input, { ignoreUndefined: true });
     await mapUnique(() => this.em.flush(), UNIQUE);
@@ -94,11 +113,17 @@ export class GroupMembershipService {
   }
 
   /** Under the group lock, so a delete never interleaves with a reorder of the same group. */
-  async remove(communityId: string, groupRef: RecordRef, ref: RecordRef): Promise<boolean> {
+  async remove(communityId: string, groupRef: RecordRef, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
-    const deleted = await inLockedGroup(this.em, communityId, groupRef, (tem, group) =>
-      where ? tem.nativeDelete(GroupMembership, { ...where, groupId: group.id, communityId }) : Promise.resolve(0),
-    );
+    const deleted = await inLockedGroup(this.em, communityId, groupRef, async (tem, group) => {
+      if (!where) return 0;
+      if (expectedVersion != null) {
+        const found = await tem.findOne(GroupMembership, { ...where, groupId: group.id, communityId }, { fields: ['id'] });
+        if (!found) return 0;
+        await assertVersion(tem, 'group_memberships', found.id, expectedVersion);
+      }
+      return tem.nativeDelete(GroupMembership, { ...where, groupId: group.id, communityId });
+    });
     if (!deleted) throw notFound('Group membership');
     return true;
   }

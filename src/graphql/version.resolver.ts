@@ -1,0 +1,31 @@
+import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { Context } from '../context';
+import { loadVersion, type VersionedTable } from '../db/version';
+import { AdditionalField } from '../modules/additional-fields/additional-field.entity';
+import { Group } from '../modules/groups/group.entity';
+import { Member } from '../modules/members/member.entity';
+import { GroupMembership } from '../modules/memberships/membership.entity';
+
+const DESCRIPTION =
+  'Opaque version of the record, new on every write of it (the REST ETag). Give it as `expectedVersion` ' +
+  'to an update or delete to make it conditional: the write fails with PRECONDITION_FAILED when the record changed since.';
+
+/** `version` on one record type: lean reads select it with the row; written or loaded entities look it up. */
+function versionResolver(type: Function, table: VersionedTable) {
+  @Resolver(() => type)
+  class VersionResolver {
+    @FieldResolver(() => String, { description: DESCRIPTION })
+    async version(@Root() record: { id: string; version?: string }, @Ctx() ctx: Context): Promise<string> {
+      return record.version ?? (await loadVersion(ctx.em, table, record.id)) ?? '';
+    }
+  }
+  Object.defineProperty(VersionResolver, 'name', { value: `${type.name}VersionResolver` });
+  return VersionResolver;
+}
+
+export const versionResolvers = [
+  versionResolver(Group, 'groups'),
+  versionResolver(Member, 'members'),
+  versionResolver(GroupMembership, 'group_memberships'),
+  versionResolver(AdditionalField, 'additional_fields'),
+];

@@ -1,0 +1,89 @@
+import type { GraphQLSchema } from 'graphql';
+import type { CompiledRoute } from '../rest/compile';
+import { hasEtag, takesIfMatch, takesModifiedSince } from '../rest/conditional';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../rest/idempotency';
+import { ref } from './components';
+
+/**
+ * What the document says about safe retries and conditional requests (src/rest/idempotency.ts,
+ * src/rest/conditional.ts): the request headers and `modifiedSince`, the ETag and
+ * Idempotent-Replayed answers, and the 304, 409, 412 and 422 statuses.
+ */
+export const safetyParameters = {
+  [IDEMPOTENCY_HEADER]: {
+    name: IDEMPOTENCY_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      `1-255 printable characters chosen by the client (e.g. a UUID). The first answer (2xx, or 400/404/409/422) is stored ` +
+      `for ${IDEMPOTENCY_TTL_HOURS} hours per API key; a repeat with the same method, path and body gets it again with ` +
+      `\`${REPLAYED_HEADER}: true\` and changes nothing; with another body it is a 422; while the first is still running, a 409.`,
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[ -~]+$' },
+  },
+  'If-None-Match': {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETag(s) of a copy the client holds (or *): a 304 without a body when the record still has one of them.',
+    schema: { type: 'string' },
+  },
+  'If-Match': {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description:
+      'The ETag the change is based on (or *): the write happens only if the record still has it, else 412. ' +
+      'Checked and written in one transaction.',
+    schema: { type: 'string' },
+  },
+  modifiedSince: {
+    name: 'modifiedSince',
+    in: 'query',
+    required: false,
+    description: 'Only records whose modifiedAt is at or after this instant (RFC 3339); combines with sort, limit and skip.',
+    schema: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const safetyHeaders = {
+  ETag: { description: 'The record\'s version as a strong entity tag; send it in If-None-Match or If-Match.', required: true, schema: { type: 'string' } },
+  [REPLAYED_HEADER]: {
+    description: 'true on an answer replayed for a repeated Idempotency-Key.',
+    required: false,
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+export const safetyErrors: Record<number, { name: string; description: string }> = {
+  412: { name: 'PreconditionFailed', description: 'If-Match names a version the record no longer has: read it again, then retry.' },
+  422: { name: 'UnprocessableContent', description: 'The Idempotency-Key was already used with another method, path or body.' },
+};
+
+export function safetyParameterRefs(route: CompiledRoute, schema: GraphQLSchema): object[] {
+  const out: object[] = [];
+  if (route.method === 'POST') out.push(ref('parameters', IDEMPOTENCY_HEADER));
+  if (hasEtag(schema, route)) out.push(ref('parameters', 'If-None-Match'));
+  if (takesIfMatch(route)) out.push(ref('parameters', 'If-Match'));
+  if (takesModifiedSince(route)) out.push(ref('parameters', 'modifiedSince'));
+  return out;
+}
+
+/** Extra error statuses: 409 (key in use) and 422 (key reused) on POST, 412 with If-Match. */
+export function safetyStatuses(route: CompiledRoute): number[] {
+  const out: number[] = [];
+  if (route.method === 'POST') out.push(409, 422);
+  if (takesIfMatch(route)) out.push(412);
+  return out;
+}
+
+/** Success-response headers and extra responses (304) of the route. */
+export function safetySuccess(route: CompiledRoute, schema: GraphQLSchema, headers: Record<string, unknown>) {
+  const extraHeaders: Record<string, unknown> = {};
+  const responses: Record<string, unknown> = {};
+  if (route.method === 'POST') extraHeaders[REPLAYED_HEADER] = ref('headers', REPLAYED_HEADER);
+  if (hasEtag(schema, route)) {
+    extraHeaders.ETag = ref('headers', 'ETag');
+    responses[304] = { description: 'Not modified: If-None-Match names the current version; no body.', headers: { ...headers, ETag: ref('headers', 'ETag') } };
+  }
+  return { extraHeaders, responses };
+}

@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from '../context';
+import { problem, type Problem } from '../errors/problem';
+
+/**
+ * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
+ * the IETF draft "The Idempotency-Key HTTP Header Field": the first answer to a key is
+ * stored for 24 hours per API key; a repeat of the same request gets it again.
+ *
+ * Correctness rests on PostgreSQL alone, so it holds across instances and crashes:
+ * - the request runs in ONE transaction that also writes the stored answer, so the effects
+ *   and the record commit together or not at all (a crash mid-request leaves neither, and
+ *   the retry runs afresh);
+ * - that transaction first takes a transaction-scoped advisory lock on (API key, key) with
+ *   `pg_try_advisory_xact_lock`: a concurrent request with the same key does not wait, it
+ *   answers 409 at once; the lock goes with the commit, after which the record is visible.
+ *
+ * What is stored: 2xx answers, and the 400/404/409/422 answers of the operation (its
+ * effects, if any, are rolled back to a savepoint first). 401/403/429/5xx are not stored:
+ * they depend on the moment, not on the request, and the effects are rolled back.
+ */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+export const IDEMPOTENCY_TTL_HOURS = 24;
+
+const KEY = /^[\x20-\x7E]{1,255}$/;
+export const STORED_ERRORS = new Set([400, 404, 409, 422]);
+
+/** A complete answer: what the facade sends, and what is stored for a key. */
+export interface Answer {
+  status: number;
+  /** Empty for 204/304. */
+  contentType: string;
+  body: string;
+  headers?: Record<string, string>;
+  /** Status deciding storage when it differs from `status` (GraphQL answers errors with 200). */
+  classifyAs?: number;
+  /** Set on an answer whose effects were rolled back and that was not stored. */
+  discarded?: boolean;
+}
+
+export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
+  status,
+  contentType,
+  body: JSON.stringify(value),
+});
+
+/** The key of a POST, or a 400 problem for a malformed one; undefined without the header. */
+export function idempotencyKeyOf(req: Request): { key?: string; problem?: Problem } {
+  const key = req.get(IDEMPOTENCY_HEADER);
+  if (key === undefined) return {};
+  if (!KEY.test(key)) {
+    const detail = 'Idempotency-Key must be 1-255 printable ASCII characters';
+    return { problem: problem(400, detail, [{ pointer: '#/header/Idempotency-Key', detail }]) };
+  }
+  return { key };
+}
+
+/** Keys are per API key: two keys of one community never see each other's answers. */
+export const ownerOf = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
+
+/** Method, path with query, and body: what a repeat must match to be "the same request". */
+export function fingerprintOf(req: Request, body: unknown): string {
+  return createHash('sha256')
+    .update(`${req.method} ${req.originalUrl}\n`)
+    .update(body === undefined ? '' : JSON.stringify(body))
+    .digest('base64url');
+}
+
+/** Thrown through MikroORM's transactional() to roll back while keeping the answer. */
+class Discard extends Error {
+  constructor(readonly answer: Answer) {
+    super('discard');
+  }
+}
+
+export interface IdempotentRun {
+  em: EntityManager;
+  owner: string;
+  key: string;
+  fingerprint: string;
+  /** Runs the request on the given transaction's entity manager. */
+  run: (em: EntityManager) => Promise<Answer>;
+  /** Builds a problem answer of this request (path, request id). */
+  problemAnswer: (p: Problem) => Answer;
+}
+
+export async function runIdempotent({ em, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
+  try {
+    return await em.transactional(async (tx) => {
+      const [{ locked }] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [
+        `idempotency:${owner}:${key}`,
+      ]);
+      if (!locked) {
+        throw new Discard(problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later')));
+      }
+      const [stored] = await tx.execute<{ fingerprint: string; status: number; content_type: string; body: string }[]>(
+        'select fingerprint, status, content_type, body from idempotency_keys where owner = ? and key = ? and expires_at > now()',
+        [owner, key],
+      );
+      if (stored) {
+        if (stored.fingerprint !== fingerprint) {
+          const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
+          throw new Discard(problemAnswer(problem(422, detail, [{ pointer: '#/header/Idempotency-Key', detail }])));
+        }
+        return { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { [REPLAYED_HEADER]: 'true' } };
+      }
+      let answer: Answer;
+      try {
+        // A savepoint: an error answer keeps none of the operation's effects.
+        answer = await tx.transactional(async (sp) => {
+          const a = await run(sp);
+          if ((a.classifyAs ?? a.status) >= 300) throw new Discard(a);
+          return a;
+        });
+      } catch (err) {
+        if (!(err instanceof Discard)) throw err;
+        answer = err.answer;
+        if (!STORED_ERRORS.has(answer.classifyAs ?? answer.status)) throw new Discard({ ...answer, discarded: true });
+      }
+      await tx.execute(
+        `insert into idempotency_keys (owner, key, fingerprint, status, content_type, body, expires_at)
+         values (?, ?, ?, ?, ?, ?, now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
+         on conflict (owner, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
+           content_type = excluded.content_type, body = excluded.body, created_at = now(), expires_at = excluded.expires_at`,
+        [owner, key, fingerprint, answer.status, answer.contentType, answer.body],
+      );
+      return answer;
+    });
+  } catch (err) {
+    if (err instanceof Discard) return err.answer;
+    throw err;
+  }
+}
+
+/** The scheduled purge (src/jobs): expired keys in batches, so no run holds many row locks. */
+export async function purgeExpiredKeys(em: EntityManager, batch = 5000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const res = await em.execute<{ affectedRows?: number } & unknown[]>(
+      'delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at <= now() limit ?)',
+      [batch],
+      'run',
+    );
+    const deleted = Number((res as { affectedRows?: number }).affectedRows ?? 0);
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
