@@ -44,8 +44,12 @@ export interface Classified {
   retryAfter?: number;
 }
 
+const BUSY = 'CALLER_BUSY';
+
 /** Raised when a caller waited too long for one of its connection slots (db/caller-budget.ts). */
 export class BusyError extends Error {
+  /** Kept when MikroORM wraps the error in a DriverException (it copies own properties). */
+  readonly code = BUSY;
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'BusyError';
@@ -124,6 +128,7 @@ export function classify(error: unknown): Classified {
       return make('UNAVAILABLE', UNAVAILABLE_CODES['55P03']);
     }
     const e = current as { code?: string; name?: string; message?: string; type?: string; status?: number; column?: string; detail?: string };
+    if (e.code === BUSY) return make('UNAVAILABLE', e.message ?? UNAVAILABLE_DETAIL);
     if (e.code && UNAVAILABLE_CODES[e.code]) return make('UNAVAILABLE', UNAVAILABLE_CODES[e.code]);
     if (e.code && REFUSED_CODES[e.code]) {
       const refused = REFUSED_CODES[e.code];
