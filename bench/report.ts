@@ -29,6 +29,16 @@ export interface BenchResults {
   singles: Timed[];
   /** Absent in results saved before it was measured. */
   safety?: SafetyCost[];
+  /** bench/neighbour.ts: B's reads quiet and while A attacks. */
+  neighbour?: NeighbourReport;
+}
+
+export interface NeighbourReport {
+  seconds: number;
+  concurrency: number;
+  quiet: { n: number; p50: number; p99: number; max: number; statuses: Record<number, number> };
+  attacked: { n: number; p50: number; p99: number; max: number; statuses: Record<number, number> };
+  a: Record<number, number>;
 }
 
 const n0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en') : 'n/a');
@@ -126,6 +136,7 @@ export function renderResults(r: BenchResults): string {
       `raw server: ${n0(r.memory.raw.peakMb)} MB.` +
       (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
     '',
+    ...(r.neighbour ? neighbourSection(r.neighbour) : []),
     '## Notes',
     '',
     ...(m.notes.length ? m.notes.map((x) => `- ${x}`) : ['- none']),
@@ -153,4 +164,25 @@ if (require.main === module) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const fs = require('node:fs') as typeof import('node:fs');
   console.log(renderResults(JSON.parse(fs.readFileSync(process.argv[2] ?? '.data/bench/results.json', 'utf8'))));
+}
+
+function neighbourSection(nb: NeighbourReport): string[] {
+  const statuses = (x: Record<number, number>) => Object.entries(x).map(([k, v]) => `${k}: ${v}`).join(', ');
+  return [
+    '## Noisy neighbour (ms, client wall time)',
+    '',
+    `Key B of community B reads \`GET /api/v1/groups/{id}\` two at a time for ${nb.seconds} s, first alone, then while key A of community A sends ` +
+      `the most expensive documents and requests the limits allow at concurrency ${nb.concurrency} (\`bench/neighbour.ts\`).`,
+    '',
+    ...table(
+      ['B', 'requests answered 200', 'p50', 'p99', 'max', 'statuses'],
+      [
+        ['quiet', n0(nb.quiet.n), n2(nb.quiet.p50, 1), n2(nb.quiet.p99, 1), n2(nb.quiet.max, 1), statuses(nb.quiet.statuses)],
+        ['A attacking', n0(nb.attacked.n), n2(nb.attacked.p50, 1), n2(nb.attacked.p99, 1), n2(nb.attacked.max, 1), statuses(nb.attacked.statuses)],
+      ],
+    ),
+    '',
+    `A's answers by status: ${statuses(nb.a)}.`,
+    '',
+  ];
 }

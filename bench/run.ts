@@ -10,7 +10,8 @@ import { ARMS, measureLoad, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
-import { renderResults, type BenchResults } from './report';
+import { latency, prepareNeighbours, runNeighbours } from './neighbour';
+import { renderResults, type BenchResults, type NeighbourReport } from './report';
 import { seed } from './seed';
 import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
@@ -29,6 +30,8 @@ const settings = {
   importRows: env('BENCH_IMPORT_ROWS', 100_000),
   importReps: env('BENCH_IMPORT_REPS', 1),
   importTimeoutS: env('BENCH_IMPORT_TIMEOUT_S', 90),
+  neighbourSeconds: env('BENCH_NEIGHBOUR_SECONDS', 20),
+  neighbourConcurrency: env('BENCH_NEIGHBOUR_CONCURRENCY', 16),
 };
 const arms = (process.env.BENCH_ARMS?.split(',') ?? ARMS).filter((a): a is Arm => (ARMS as readonly string[]).includes(a));
 /** BENCH_ONLY=groups20,...: a partial run (e.g. to profile one route); it never overwrites RESULTS.md. */
@@ -123,6 +126,12 @@ async function main() {
     const safety = !only || only.includes('safety') ? await timeSafety(service.url, key, seeded, settings.safetyReps) : [];
     for (const c of safety) log(`${c.label}: ${c.withLabel} ${c.withMedian.toFixed(2)} ms, ${c.withoutLabel} ${c.withoutMedian.toFixed(2)} ms (${c.ratio.toFixed(2)}x)`);
     memory.serviceAfterSingles = { peakMb: service.memory().peakMb };
+    let neighbour: NeighbourReport | undefined;
+    if (!only || only.includes('neighbour')) {
+      log(`noisy neighbour: ${settings.neighbourSeconds} s quiet, ${settings.neighbourSeconds} s under attack at concurrency ${settings.neighbourConcurrency}`);
+      neighbour = await measureNeighbour(service.url, settings.neighbourSeconds, settings.neighbourConcurrency);
+      log(`neighbour B p50/p99 quiet ${neighbour.quiet.p50.toFixed(1)}/${neighbour.quiet.p99.toFixed(1)} ms, attacked ${neighbour.attacked.p50.toFixed(1)}/${neighbour.attacked.p99.toFixed(1)} ms`);
+    }
     await cleanup();
 
     const results: BenchResults = {
@@ -146,6 +155,7 @@ async function main() {
       memory,
       singles,
       safety,
+      neighbour,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');
@@ -159,6 +169,21 @@ async function main() {
   } finally {
     await cleanup();
   }
+}
+
+/** B's latency alone, then while A attacks (bench/neighbour.ts). */
+async function measureNeighbour(url: string, seconds: number, concurrency: number): Promise<NeighbourReport> {
+  const n = await prepareNeighbours(url, ADMIN_TOKEN);
+  const counts = (rs: { status: number }[]) => rs.reduce<Record<number, number>>((o, r) => ({ ...o, [r.status]: (o[r.status] ?? 0) + 1 }), {});
+  const quiet = await runNeighbours(n, seconds, 0);
+  const attacked = await runNeighbours(n, seconds, concurrency);
+  return {
+    seconds,
+    concurrency,
+    quiet: { ...latency(quiet), statuses: counts(quiet.b) },
+    attacked: { ...latency(attacked), statuses: counts(attacked.b) },
+    a: attacked.a,
+  };
 }
 
 /** The raw server as plain JS, so it runs on bare node like dist/ (no compiler hook in its memory). */

@@ -161,6 +161,20 @@ describe('HTTP hardening', () => {
     expect(intro.body.data.__schema.queryType.name).toBe('Query');
   });
 
+  it('GRAPHQL_SANDBOX=false also hides field suggestions, which would reveal the schema', async () => {
+    const off = await startTestApp({ GRAPHQL_SANDBOX: 'false' });
+    try {
+      const t2 = await off.tenant();
+      const res = await off.http.post('/graphql').set('X-API-Key', t2.key).send({ query: '{ grou { size } }' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).toBe('Cannot query field "grou" on type "Query".');
+      const on = await gql({ query: '{ grou { size } }' });
+      expect(on.body.errors[0].message).toMatch(/Did you mean "group"/);
+    } finally {
+      await off.close();
+    }
+  });
+
   it('GRAPHQL_SANDBOX=false turns off both the Sandbox page and introspection', async () => {
     const off = await startTestApp({ GRAPHQL_SANDBOX: 'false' });
     try {

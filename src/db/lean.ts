@@ -56,6 +56,9 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
   return ids.map((id) => map.get(id));
 }
 
+/* Each statement joins the em's transaction when it has one: a read inside a transaction
+   must not take a second pool connection (nor see another snapshot). */
+
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);

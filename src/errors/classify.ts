@@ -46,8 +46,12 @@ export interface Classified {
   retryAfter?: number;
 }
 
+const BUSY = 'CALLER_BUSY';
+
 /** Raised when a caller waited too long for one of its connection slots (db/caller-budget.ts). */
 export class BusyError extends Error {
+  /** Kept when MikroORM wraps the error in a DriverException (it copies own properties). */
+  readonly code = BUSY;
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'BusyError';
@@ -122,10 +126,8 @@ export function classify(error: unknown): Classified {
   for (let depth = 0; current && depth < 6; depth++) {
     if (current instanceof AppError) return make(current.code, current.message, current.issues);
     if (current instanceof BusyError) return make('UNAVAILABLE', current.reason);
-    if (current instanceof DeadlockException || current instanceof LockWaitTimeoutException) {
-      return make('UNAVAILABLE', UNAVAILABLE_CODES['55P03']);
-    }
     const e = current as { code?: string; name?: string; message?: string; type?: string; status?: number; column?: string; detail?: string };
+    if (e.code === BUSY) return make('UNAVAILABLE', e.message ?? UNAVAILABLE_DETAIL);
     if (e.code && UNAVAILABLE_CODES[e.code]) return make('UNAVAILABLE', UNAVAILABLE_CODES[e.code]);
     if (e.code && REFUSED_CODES[e.code]) {
       const refused = REFUSED_CODES[e.code];
@@ -133,6 +135,7 @@ export function classify(error: unknown): Classified {
       const detail = refused.detail(column);
       return make(refused.code, detail, column ? [{ path: [column], detail }] : []);
     }
+    if (current instanceof DeadlockException || current instanceof LockWaitTimeoutException) return make('UNAVAILABLE', UNAVAILABLE_DETAIL);
     // knex's pool (`KnexTimeoutError`) and pg's connect timeout: the pool is exhausted or the database is away.
     if (e.name === 'KnexTimeoutError' || /Timeout acquiring a connection|Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message ?? '')) {
       return make('UNAVAILABLE', UNAVAILABLE_DETAIL);

@@ -15,10 +15,14 @@ import { nulIssues } from './nul-check';
  * exception). Errors graphql-js and Apollo raise themselves (parse, validation, variable
  * coercion) keep their own codes.
  */
-function formatError(logger: Logger) {
+function formatError(logger: Logger, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = (error as GraphQLError)?.originalError;
-    if (!appErrorOf(error) && (!original || original instanceof GraphQLError)) return formatted;
+    if (!appErrorOf(error) && (!original || original instanceof GraphQLError)) {
+      // Without introspection, "Did you mean ...?" would reveal the schema field by field
+      // (what graphql-armor's block-field-suggestions does, for Apollo's formatError).
+      return hideSuggestions ? { ...formatted, message: formatted.message.replace(/ ?Did you mean .+\?/g, '').trim() } : formatted;
+    }
     const c = classify(error);
     if (c.code === 'INTERNAL') {
       logger.error({ err: original ?? error, path: formatted.path }, 'graphql resolver failed');
@@ -71,7 +75,7 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     schema,
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
-    formatError: formatError(logger),
+    formatError: formatError(logger, !sandbox),
     validationRules: queryLimitRules(limits),
     // graphql-js stops parsing a document longer than this many tokens (a 400 naming the limit).
     parseOptions: { maxTokens: limits.maxTokens },

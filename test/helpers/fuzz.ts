@@ -1,8 +1,11 @@
+import net from 'node:net';
+import type { Server } from 'node:http';
 import fc from 'fast-check';
 import { isInputObjectType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildSchema } from '../../src/graphql/schema';
 import { routes } from '../../src/rest/routes';
+import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from './app';
 
 /** Internal names that must never reach a client: schema type names, SQL, stack frames. */
@@ -164,5 +167,146 @@ export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeou
 
   it(`${opts.graphqlRuns} malformed and hostile GraphQL documents: never a 5xx or a stack trace`, async () => {
     await fuzzGraphql(app, t, opts.graphqlRuns, opts.seed);
+  }, opts.timeoutMs);
+}
+
+/* ---- Attack classes (resource governance): amplification, NUL, oversize HTTP, methods ---- */
+
+const ROOT_LISTS = ['groups { size }', 'members { size }', 'additionalFields { size }', 'importJobs { size }', 'notifications { size }'];
+const BODY_FIELDS = ['name', 'externalId', 'about', 'title', 'firstName', 'lastName', 'emailAddress', 'placeholder', 'memberExternalId', 'message'];
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Sends raw bytes to `port`; resolves with the status line's code and the body (the server closes). */
+function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = out.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), head, body: rest.join('\r\n\r\n') });
+    });
+    socket.write(data);
+  });
+}
+
+export function attackSuite(opts: { runs: number; timeoutMs: number; seed: number }) {
+  let app: TestApp;
+  let t: Tenant;
+  let server: Server;
+  let port: number;
+  const params = { numRuns: opts.runs, seed: opts.seed };
+  beforeAll(async () => {
+    app = await startTestApp();
+    t = await app.tenant({ rateLimitPerHour: 10_000_000 });
+    await app.http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'seed', externalId: 'seed' });
+    server = await listen(app.runtime.app, 0);
+    port = (server.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await app.close();
+  });
+
+  it(`${opts.runs} alias and root-field amplifications: over a limit is a 400 naming it, nothing runs`, async () => {
+    await check(
+      fc.asyncProperty(fc.integer({ min: 1, max: 1500 }), fc.constantFrom(...ROOT_LISTS), async (n, field) => {
+        const query = `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+        const res = await app.http.post('/graphql').set('X-API-Key', t.key).send({ query });
+        if (n <= 10) {
+          expect(res.status, res.text.slice(0, 300)).toBe(200);
+        } else {
+          expect(res.status, res.text.slice(0, 300)).toBe(400);
+          expect(res.body.data).toBeUndefined();
+          expect(res.body.errors[0].message).toMatch(/Aliases limit|Root fields limit|tokens/);
+        }
+      }),
+      params,
+    );
+  }, opts.timeoutMs);
+
+  it(`${opts.runs} NUL characters in every string position (JSON, CSV, path, GraphQL): 400 naming the field, nothing changes`, async () => {
+    const bodyRoutes = routes.filter((r) => r.body);
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...bodyRoutes),
+        fc.constantFrom(...BODY_FIELDS),
+        fc.string({ maxLength: 5 }),
+        fc.constantFrom('json', 'nested', 'csv', 'path', 'graphql-variable', 'graphql-literal'),
+        async (route, field, around, where) => {
+          const nul = `${around}\u0000${around}`;
+          const before = await snapshot(app, t.communityId);
+          let res;
+          if (where.startsWith('graphql')) {
+            const literal = where === 'graphql-literal';
+            const query = literal
+              ? `mutation { createGroup(input: { name: ${JSON.stringify(nul)} }) { id } }`
+              : 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }';
+            res = await app.http.post('/graphql').set('X-API-Key', t.key).send({ query, variables: literal ? undefined : { input: { name: nul } } });
+            expect(res.status, res.text.slice(0, 300)).toBe(400);
+            expect(res.body.errors[0].extensions.errors[0].path).toEqual(['input', 'name']);
+          } else {
+            const path = '/api/v1' + route.path.replace(/:(\w+)/g, () => (where === 'path' ? encodeURIComponent(nul) : 'seed'));
+            let req = app.http[route.method.toLowerCase() as 'post'](`${path}?key=externalId`).set('X-API-Key', t.key);
+            if (where === 'csv' && route.csv) {
+              req = req.set('Content-Type', 'text/csv').send(`externalId,${field}\r\nx,${nul.replace(/[",\r\n]/g, '')}\r\n`);
+            } else {
+              const value = where === 'nested' ? { groupMemberships: [{ [field]: nul }], members: [{ [field]: nul }], groups: [{ [field]: nul }] } : { [field]: nul };
+              req = req.send(value);
+            }
+            res = await req;
+            expect(res.status, `${route.method} ${path} ${where} -> ${res.text.slice(0, 300)}`).toBe(400);
+            expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+            expect(res.body.errors.some((e: { detail: string }) => /U\+0000|NUL/.test(e.detail))).toBe(true);
+          }
+          expect(await snapshot(app, t.communityId)).toBe(before);
+        },
+      ),
+      params,
+    );
+  }, opts.timeoutMs);
+
+  it(`${opts.runs} oversize request lines and headers: 431 problem+json; ordinary sizes pass the parser`, async () => {
+    await check(
+      fc.asyncProperty(fc.integer({ min: 1, max: 64 }), fc.boolean(), async (kib, inHeader) => {
+        const filler = 'a'.repeat(kib * 1024);
+        const request = inHeader
+          ? `GET /health HTTP/1.1\r\nHost: x\r\nX-Filler: ${filler}\r\nConnection: close\r\n\r\n`
+          : `GET /health?${filler} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+        const res = await rawHttp(port, request);
+        if (kib < 15) {
+          expect(res.status).toBe(200);
+        } else if (kib > 17) {
+          // Node's default maxHeaderSize is 16 KiB for the request line and headers together.
+          expect(res.status).toBe(431);
+          expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+          expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: expect.any(String), detail: expect.any(String) });
+        }
+      }),
+      params,
+    );
+  }, opts.timeoutMs);
+
+  it(`${opts.runs} unsupported methods on known paths: 405 problem+json with Allow, never 404 or 5xx`, async () => {
+    await check(
+      fc.asyncProperty(fc.constantFrom(...routes), fc.constantFrom(...METHODS), async (route, method) => {
+        const path = '/api/v1' + route.path.replace(/:(\w+)/g, 'seed');
+        const allowed = routes
+          .filter((r) => new RegExp(`^${r.path.replace(/:(\w+)/g, '[^/]+')}$`).test(path.slice('/api/v1'.length)))
+          .map((r) => r.method);
+        const res = await rawHttp(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        if (allowed.includes(method)) {
+          expect(res.status).not.toBe(405);
+        } else {
+          expect(res.status, res.body.slice(0, 300)).toBe(405);
+          const allow = /^allow: (.*)$/im.exec(res.head)?.[1].trim().split(', ') ?? [];
+          for (const m of allowed) expect(allow).toContain(m);
+          expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+        }
+        expect(res.status).toBeLessThan(500);
+      }),
+      params,
+    );
   }, opts.timeoutMs);
 }

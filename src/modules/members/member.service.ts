@@ -1,5 +1,5 @@
 import { assertVersion } from '../../db/version';
-import { LockMode, wrap } from '@mikro-orm/core';
+import { DeadlockException, LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -138,16 +138,29 @@ export class MemberService {
     if (!where) throw notFound('Member');
     // Lock the member's groups first, in id order: the cascade's count trigger updates them,
     // and every membership write locks its group before its rows, so no deadlock is possible.
-    const deleted = await this.em.transactional(async (tem) => {
-      const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
-      if (!member) return 0;
-      await assertVersion(tem, 'members', member.id, expectedVersion);
-      await tem.getConnection().execute(
-        'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
-        [member.id],
-      );
-      return tem.nativeDelete(Member, { id: member.id, communityId });
-    });
+    // An import upserts member rows before it locks their groups (the other order): a deadlock
+    // with it is benign, PostgreSQL rolled this attempt back entirely, so it is tried again.
+    const attempt = () =>
+      this.em.transactional(async (tem) => {
+        const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
+        if (!member) return 0;
+        await assertVersion(tem, 'members', member.id, expectedVersion);
+        // tem.execute: inside this transaction (the connection's execute would use another connection and drop the lock at once).
+        await tem.execute(
+          'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
+          [member.id],
+        );
+        return tem.nativeDelete(Member, { id: member.id, communityId });
+      });
+    let deleted = 0;
+    for (let tries = 1; ; tries++) {
+      try {
+        deleted = await attempt();
+        break;
+      } catch (err) {
+        if (!(err instanceof DeadlockException) || tries >= 3) throw err;
+      }
+    }
     if (!deleted) throw notFound('Member');
     return true;
   }

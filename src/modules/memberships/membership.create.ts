@@ -11,13 +11,18 @@ export const MAX_BULK = 1000;
 type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
-/** Every memberId / memberExternalId of the batch, resolved in one query (community-scoped). */
+/**
+ * Every memberId / memberExternalId of the batch, resolved in one query (community-scoped).
+ * The found members are share-locked (`for key share`) until the insert commits: a member
+ * deleted concurrently is either gone before this read (a 400 naming its item) or waits
+ * for this transaction and then takes the new memberships with it; never a foreign key error.
+ */
 async function loadMembers(em: EntityManager, communityId: string, items: CreateGroupMembershipInput[]) {
   const ids = [...new Set(items.map((i) => i.memberId).filter((v): v is string => typeof v === 'string' && isId(v)))];
   // A NUL cannot be stored (so matches nothing) and PostgreSQL rejects it in a literal.
   const exts = [...new Set(items.map((i) => i.memberExternalId).filter((v): v is string => typeof v === 'string' && !v.includes('\u0000')))];
   const rows: MemberRow[] = ids.length || exts.length
-    ? await em.execute(`select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()})`, [
+    ? await em.execute(`select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()}) for key share`, [
         communityId,
         arrayOf(ids.map((id) => id.toLowerCase())),
         arrayOf(exts),
