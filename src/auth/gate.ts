@@ -20,7 +20,7 @@ export type GateOutcome =
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** Header `X-API-Key` wins over query `api_key` (API-DECISIONS.md). */
+/** Header `X-API-Key` wins over query `api_key` (docs/api.md). */
 export function presentedKey(req: Request): string | undefined {
   const header = req.get('x-api-key');
   if (header !== undefined) return header;

@@ -22,7 +22,7 @@ export interface Verdict {
 export class StoreUnavailableError extends Error {}
 
 /**
- * Fixed windows that start at a key's first request (SPEC.md 8). The counter lives
+ * Fixed windows that start at a key's first request (docs/api.md, Rate limits). The counter lives
  * in Redis when configured, else in PostgreSQL; with Redis down, PostgreSQL takes
  * over as insurance so the service keeps counting instead of failing.
  */

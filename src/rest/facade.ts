@@ -35,7 +35,7 @@ function hasBody(req: Request): boolean {
 function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[]) {
   const variables: Record<string, unknown> = {};
   const sources = new Map<string, string>();
-  // `key` and `groupsKey` take only id or externalId, on every route (API-DECISIONS.md).
+  // `key` and `groupsKey` take only id or externalId, on every route (docs/api.md).
   const by: Record<string, string> = {};
   for (const param of ['key', 'groupsKey']) {
     const value = single(req, param, issues);

@@ -2,7 +2,7 @@ import type { Resource } from '../auth/scopes';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** How a path identifier is read: `key`/`groupsKey` may switch it to the externalId (SPEC.md 4.1). */
+/** How a path identifier is read: `key`/`groupsKey` may switch it to the externalId (docs/api.md, Addressing). */
 export interface RefBinding {
   param: string;
   /** Query parameter choosing id or externalId; null: id only (additional fields). */

@@ -4,7 +4,7 @@ const FIELD = `fragment AdditionalFieldFields on AdditionalField {
   id name placeholder type icon { style unicode } isEditableByMember isMandatoryForMember isVisibleInApp
   orderNumber createdAt modifiedAt
 }`;
-// SPEC.md 4.1: additional fields are addressed by the service id only (no `key`).
+// Additional fields are addressed by the service id only, no `key` (docs/api.md, Addressing).
 const ref = { ref: { param: 'identifier', keyParam: null } };
 
 export const additionalFieldRoutes: RouteSpec[] = [

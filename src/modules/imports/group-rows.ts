@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { anyOf, arrayOf } from '../../db/sql';
-import { insertRecords, updateByExternalId } from '../../db/write';
 import { Group } from '../groups/group.entity';
 import { groupIssues } from '../groups/group.service';
 import type { GroupImportRow } from './import.inputs';
-import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
+import { countWrites, repeatsEarlierRow, RowIssues, writeByExternalId, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
 interface GroupValues {
   row: number;
@@ -14,17 +13,6 @@ interface GroupValues {
   about: string | null;
   color: string | null;
   isVisibleInApp: boolean;
-}
-
-/**
- * New groups and changed ones, through the same set-based writers as the groups API
- * (src/db/write.ts): time-ordered ids, one createdAt, modifiedAt only when a value changes.
- */
-async function writeGroups(em: EntityManager, communityId: string, rows: GroupValues[], now: Date) {
-  const values = ({ row: _row, exists: _exists, ...v }: GroupValues) => v;
-  const created = await insertRecords(em, Group, communityId, rows.filter((r) => !r.exists).map(values), now);
-  const updated = await updateByExternalId(em, Group, communityId, ['name', 'about', 'color', 'isVisibleInApp'], rows.filter((r) => r.exists).map(values), now);
-  return [...created.map(() => ({ inserted: true })), ...updated.map(() => ({ inserted: false }))];
 }
 
 /**
@@ -48,11 +36,7 @@ export async function applyGroupBatch(
   const current = new Map(existing.map((g) => [g.external_id, g]));
   const good: GroupValues[] = [];
   for (const { row, data } of batch) {
-    const first = state.firstRow.get(data.externalId);
-    if (first !== row) {
-      issues.add(row, 'externalId', `externalId "${data.externalId}" was already given in row ${first}`);
-      continue;
-    }
+    if (repeatsEarlierRow(state, issues, row, data.externalId)) continue;
     issues.addAll(row, groupIssues(data));
     const before = current.get(data.externalId);
     if (!before && data.name === undefined) issues.add(row, 'name', 'name is required for a new group');
@@ -70,7 +54,7 @@ export async function applyGroupBatch(
   }
   const now = new Date();
   let conflicts = 0;
-  const written = await writeRows(tx, good, (em, rows) => writeGroups(em, communityId, rows, now), (g) => {
+  const written = await writeRows(tx, good, (em, rows) => writeByExternalId(em, Group, communityId, ['name', 'about', 'color', 'isVisibleInApp'], rows, now), (g) => {
     conflicts++;
     issues.add(g.row, 'externalId', 'The group was changed by another writer at the same time; import it again');
   });

@@ -1,12 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { violated } from '../../common/unique';
 import { anyOf, arrayOf } from '../../db/sql';
-import { insertRecords, updateByExternalId } from '../../db/write';
 import { Member } from '../members/member.entity';
 import { appendMemberships, type NewMembership } from '../memberships/membership.create';
 import { memberIssues } from '../members/member.checks';
 import type { MemberImportRow } from './import.inputs';
-import { countWrites, RowIssues, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
+import { countWrites, repeatsEarlierRow, RowIssues, writeByExternalId, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
 interface MemberValues {
   row: number;
@@ -15,17 +14,6 @@ interface MemberValues {
   firstName: string | null;
   lastName: string | null;
   emailAddress: string | null;
-}
-
-/**
- * New members and changed ones, through the same set-based writers as the members API
- * (src/db/write.ts): time-ordered ids, one createdAt, modifiedAt only when a value changes.
- */
-async function writeMembers(em: EntityManager, communityId: string, rows: MemberValues[], now: Date) {
-  const values = ({ row: _row, exists: _exists, ...v }: MemberValues) => v;
-  const created = await insertRecords(em, Member, communityId, rows.filter((r) => !r.exists).map(values), now);
-  const updated = await updateByExternalId(em, Member, communityId, ['firstName', 'lastName', 'emailAddress'], rows.filter((r) => r.exists).map(values), now);
-  return [...created.map(() => ({ inserted: true })), ...updated.map(() => ({ inserted: false }))];
 }
 
 /**
@@ -93,11 +81,7 @@ export async function applyMemberBatch(
   const good: MemberValues[] = [];
   const pairs: { externalId: string; groupId: string }[] = [];
   for (const { row, data } of batch) {
-    const first = state.firstRow.get(data.externalId);
-    if (first !== row) {
-      issues.add(row, 'externalId', `externalId "${data.externalId}" was already given in row ${first}`);
-      continue;
-    }
+    if (repeatsEarlierRow(state, issues, row, data.externalId)) continue;
     const before = current.get(data.externalId);
     const { groupExternalIds, ...fields } = data;
     issues.addAll(row, memberIssues(fields, !before));
@@ -127,7 +111,7 @@ export async function applyMemberBatch(
 
   const now = new Date();
   const conflicted = new Set<string>();
-  const written = await writeRows(tx, good, (em, rows) => writeMembers(em, communityId, rows, now), (m, err) => {
+  const written = await writeRows(tx, good, (em, rows) => writeByExternalId(em, Member, communityId, ['firstName', 'lastName', 'emailAddress'], rows, now), (m, err) => {
     conflicted.add(m.externalId);
     if (violated(err, ['members_community_external_id_unique'])) {
       issues.add(m.row, 'externalId', 'The member was created by another writer at the same time; import it again');

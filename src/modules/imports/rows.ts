@@ -1,5 +1,7 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TenantRecord } from '../../db/tenant-record';
+import { insertRecords, updateByExternalId } from '../../db/write';
 import type { FieldIssue } from '../../errors/app-error';
 
 /** One problem with one data row; rows are numbered from 1 (JSON: index + 1; CSV: record after the header). */
@@ -34,6 +36,33 @@ export interface RunState {
 /** A path relative to the row (`['additionalFields', 0, 'id']`) -> `additionalFields.0.id`; an empty path concerns the whole row. */
 export function fieldOf(path: (string | number)[]): string | null {
   return path.length ? path.join('.') : null;
+}
+
+/** A row naming an externalId that an earlier row already gave is one issue (the first row wins). */
+export function repeatsEarlierRow(state: RunState, issues: RowIssues, row: number, externalId: string): boolean {
+  const first = state.firstRow.get(externalId);
+  if (first === row) return false;
+  issues.add(row, 'externalId', `externalId "${externalId}" was already given in row ${first}`);
+  return true;
+}
+
+/**
+ * Writes the good rows of a batch with the same set-based writers as the API
+ * (src/db/write.ts): new records (time-ordered ids, one createdAt) and the changed values
+ * of existing ones; `inserted` tells a created row from an updated one.
+ */
+export async function writeByExternalId<T extends TenantRecord & { externalId?: string | null }, V extends { row: number; exists: boolean; externalId: string }>(
+  em: EntityManager,
+  entity: EntityClass<T> & (new () => T),
+  communityId: string,
+  fields: (keyof T & string)[],
+  rows: V[],
+  now: Date,
+): Promise<{ inserted: boolean }[]> {
+  const values = ({ row: _row, exists: _exists, ...v }: V) => v as unknown as { externalId: string } & Partial<T>;
+  const created = await insertRecords(em, entity, communityId, rows.filter((r) => !r.exists).map(values), now);
+  const updated = await updateByExternalId(em, entity, communityId, fields as never[], rows.filter((r) => r.exists).map(values), now);
+  return [...created.map(() => ({ inserted: true })), ...updated.map(() => ({ inserted: false }))];
 }
 
 /** Collects the issues of a batch and which rows failed. */
