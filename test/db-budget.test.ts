@@ -15,7 +15,9 @@ let b: Tenant;
 let locker: Client | undefined;
 
 beforeAll(async () => {
-  app = await startTestApp({ DB_CONNECTIONS_PER_CALLER: '1', DB_CALLER_WAIT_SECONDS: '1', DB_LOCK_TIMEOUT_SECONDS: '3', DB_STATEMENT_TIMEOUT_SECONDS: '30' });
+  // A long lock timeout: the held request must outlast every step of the cap test however
+  // slow the machine is (the lock-timeout test below runs on its own app with a short one).
+  app = await startTestApp({ DB_CONNECTIONS_PER_CALLER: '1', DB_CALLER_WAIT_SECONDS: '1', DB_LOCK_TIMEOUT_SECONDS: '60', DB_STATEMENT_TIMEOUT_SECONDS: '120' });
   a = await app.tenant();
   b = await app.tenant();
 });
@@ -72,16 +74,23 @@ describe('per-caller connection cap', () => {
 });
 
 describe('lock timeout', () => {
+  let short: TestApp;
+  beforeAll(async () => {
+    short = await startTestApp({ DB_LOCK_TIMEOUT_SECONDS: '2', DB_STATEMENT_TIMEOUT_SECONDS: '120' });
+  });
+  afterAll(() => short.close());
+
   it('a write that waits longer than DB_LOCK_TIMEOUT_SECONDS for a row lock is a 503 with Retry-After and changes nothing', async () => {
-    const group = await createGroup(app, a.communityId);
-    const member = await createMember(app, a.communityId);
+    const t = await short.tenant();
+    const group = await createGroup(short, t.communityId);
+    const member = await createMember(short, t.communityId);
     const release = await lockGroup(group.id);
-    const res = await app.http.post(`/api/v1/groups/${group.id}/memberships`).set('X-API-Key', a.key).send({ memberId: member.id });
+    const res = await short.http.post(`/api/v1/groups/${group.id}/memberships`).set('X-API-Key', t.key).send({ memberId: member.id });
     await release();
     expectProblem(res, 503);
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body.detail).toMatch(/locked/);
-    const after = await app.http.get(`/api/v1/groups/${group.id}`).set('X-API-Key', a.key);
+    const after = await short.http.get(`/api/v1/groups/${group.id}`).set('X-API-Key', t.key);
     expect(after.body.membershipCount).toBe(0);
   });
 });

@@ -46,5 +46,5 @@ describe('a scheduled notification survives a restart of the service', () => {
       await second.stop();
     }
     expect(second.child.exitCode).toBe(0); // SIGTERM: the worker and the server stop gracefully
-  }, 60_000);
+  }, 300_000);
 });

@@ -38,7 +38,8 @@ export async function startService(env: Record<string, string>): Promise<Service
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: a loaded CI machine may take long to compile and boot; this bounds a hang, it measures nothing.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${out}`);
     try {

@@ -26,10 +26,11 @@ describe('queryLimitsRule', () => {
     expect(errors('{ groups(limit: 0) { id } }', { maxDepth: 4, maxCost: 2 })).toEqual([]);
   });
 
-  it('measures depth through fragments and inline fragments', () => {
+  it('counts the cost through fragments and inline fragments (depth is graphql-armor\'s rule)', () => {
+    // group: 1 + (group: 1 + (group: 1 + id 1)) = 4
     const deep = 'query { group { ...G } } fragment G on Group { group { ... on Group { group { id } } } }';
-    expect(errors(deep, { maxDepth: 4, maxCost: 1000 })).toEqual([]);
-    expect(errors(deep, { maxDepth: 3, maxCost: 1000 })).toEqual(['Query is nested 4 levels deep; the maximum is 3']);
+    expect(errors(deep, { maxDepth: 4, maxCost: 4 })).toEqual([]);
+    expect(errors(deep, { maxDepth: 4, maxCost: 3 })).toEqual(['Query cost 4 exceeds the maximum of 3']);
   });
 
   it("leaves introspection out, and ends on a fragment cycle (graphql-js's own rules report that)", () => {
