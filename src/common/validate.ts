@@ -49,4 +49,5 @@ export class Checks {
   }
 }
 
-export const EXTERNAL_ID = { min: 1, max: 128, pattern: /^[A-Za-z0-9@_.-]+$/, patternText: '^[A-Za-z0-9@_.-]+$' };
+// The rules live with their document metadata (rules.ts); re-exported for existing callers.
+export { EXTERNAL_ID } from './rules';

@@ -59,6 +59,10 @@ export const headerComponents = {
   ...Object.fromEntries(Object.entries(RATE_HEADERS).map(([name, d]) => [name, header(d, true)])),
   'Retry-After': header('Seconds to wait before the key (or this address) may try again.', true),
   'X-Request-Id': header('The request id, also in the log; echoes a valid X-Request-Id request header.', true, { type: 'string' }),
+  Location: header('Where to read the created or accepted record (a path under the service\'s base address).', true, {
+    type: 'string',
+    format: 'uri-reference',
+  }),
 };
 
 export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -87,6 +91,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   401: { name: 'Unauthorized', description: 'The API key is missing or not valid.' },
   403: { name: 'Forbidden', description: 'The key is revoked or lacks the scope for this method and resource.' },
   404: { name: 'NotFound', description: 'No record of the caller\'s community matches the path.' },
+  406: { name: 'NotAcceptable', description: 'The Accept header rules out JSON, the only representation of this document.' },
   409: { name: 'Conflict', description: 'The write conflicts with existing data (e.g. a duplicate externalId).' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },

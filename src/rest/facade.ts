@@ -47,7 +47,7 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
     const value = req.params[binding.param] as string;
     sources.set(name, `#/path/${binding.param}`);
     const externalId = binding.keyParam !== null && by[binding.keyParam] === 'externalId';
-    variables[name] = externalId ? { externalId: value } : { id: value };
+    variables[name] = binding.scalar ? value : externalId ? { externalId: value } : { id: value };
   }
   if (route.list) {
     for (const name of ['limit', 'skip'] as const) {
@@ -137,6 +137,10 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
           size: page.size,
         });
       } else {
+        if (route.location) {
+          // e.g. /api/v1/import_jobs/{id}: where the client reads what it created or started.
+          res.location(`${req.baseUrl}${route.location.replace('{id}', encodeURIComponent(String(data.id)))}`);
+        }
         res.status(route.status).json(data);
       }
     });

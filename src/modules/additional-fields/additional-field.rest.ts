@@ -17,6 +17,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 200,
     list: true,
+    response: { name: 'ApiAdditionalFieldsResponse', item: 'ApiAdditionalFieldResponse' },
     document: `query getAdditionalFields($limit: Int, $skip: Int, $sort: [AdditionalFieldSort!]) {
       result: additionalFields(limit: $limit, skip: $skip, sort: $sort) { results { ...AdditionalFieldFields } limit skip size hasNextPage }
     } ${FIELD}`,
@@ -30,6 +31,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addAdditionalField($input: CreateAdditionalFieldInput!) {
       result: createAdditionalField(input: $input) { id externalId }
     }`,
@@ -43,6 +45,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 200,
     refs: ref,
+    response: { name: 'ApiAdditionalFieldResponse' },
     document: `query getAdditionalField($ref: AdditionalFieldRef!) { result: additionalField(ref: $ref) { ...AdditionalFieldFields } } ${FIELD}`,
   },
   {

@@ -14,6 +14,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 200,
     list: true,
+    response: { name: 'ApiGroupsResponse', item: 'ApiGroupResponse' },
     document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!]) {
       result: groups(limit: $limit, skip: $skip, sort: $sort) { results { ...GroupFields } limit skip size hasNextPage }
     } ${GROUP}`,
@@ -26,6 +27,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroup($input: CreateGroupInput!) { result: createGroup(input: $input) { id externalId } }`,
   },
   {
@@ -36,6 +38,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 200,
     refs: ref,
+    response: { name: 'ApiGroupResponse' },
     document: `query getGroup($ref: RecordRef!) { result: group(ref: $ref) { ...GroupFields } } ${GROUP}`,
   },
   {

@@ -3,20 +3,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { GROUP } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 
-const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
-
 /** Exported: group imports check their rows with the same rules (modules/imports). */
 export function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
   new Checks(['input'])
-    .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-    .string('name', input.name, { min: 1, max: 256 })
-    .string('about', input.about, { max: 2048, nullable: true })
-    .string('color', input.color, { ...COLOR, nullable: true })
+    .string('externalId', input.externalId, GROUP.externalId)
+    .string('name', input.name, GROUP.name)
+    .string('about', input.about, GROUP.about)
+    .string('color', input.color, GROUP.color)
     .notNull('isVisibleInApp', input.isVisibleInApp)
     .done();
 }

@@ -1,13 +1,13 @@
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { MEMBER } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import { AppError, type FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
 
-export const MAX_VALUE_LENGTH = 2048;
-export const MAX_BULK = 1000;
+export const MAX_VALUE_LENGTH = MEMBER.fieldValue.max;
+export const MAX_BULK = MEMBER.bulk.maxItems!;
 type Path = (string | number)[];
 
-/** Pragmatic, not RFC 5322: one @, no spaces or quotes, a dotted domain of DNS labels. */
-const EMAIL = /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const { pattern: EMAIL, ...EMAIL_LENGTH } = MEMBER.emailAddress;
 export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAddress'] as const;
 
 /** Checks.done() throws; here several collectors are merged into one answer. */
@@ -24,13 +24,13 @@ function issuesOf(checks: Checks): FieldIssue[] {
 /** Field-level rules of one member body (create or patch); `base` is its path, e.g. ['input', 'members', 3]. */
 export function memberIssues(input: CreateMemberInput | UpdateMemberInput, base: Path, create: boolean): FieldIssue[] {
   const checks = new Checks(base)
-    .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-    .string('firstName', input.firstName, { min: 1, max: 256, nullable: true })
-    .string('lastName', input.lastName, { min: 1, max: 256, nullable: true })
-    .string('emailAddress', input.emailAddress, { min: 3, max: 254, nullable: true })
+    .string('externalId', input.externalId, MEMBER.externalId)
+    .string('firstName', input.firstName, MEMBER.firstName)
+    .string('lastName', input.lastName, MEMBER.lastName)
+    .string('emailAddress', input.emailAddress, EMAIL_LENGTH)
     .notNull('additionalFields', input.additionalFields);
   const email = input.emailAddress;
-  if (typeof email === 'string' && checks.ok && !EMAIL.test(email)) {
+  if (typeof email === 'string' && checks.ok && !EMAIL!.test(email)) {
     checks.add(['emailAddress'], 'emailAddress must be a valid email address');
   }
   if (create && IDENTITY_FIELDS.every((f) => input[f] == null)) {
@@ -40,7 +40,7 @@ export function memberIssues(input: CreateMemberInput | UpdateMemberInput, base:
   const seen = new Map<string, number>();
   (input.additionalFields ?? []).forEach((entry, i) => {
     const at = new Checks([...base, 'additionalFields', i]);
-    at.string('value', entry.value, { max: MAX_VALUE_LENGTH, nullable: true });
+    at.string('value', entry.value, MEMBER.fieldValue);
     const first = seen.get(entry.id.toLowerCase());
     if (first !== undefined) at.add(['id'], `additional field ${entry.id} is already given at /additionalFields/${first}`);
     else seen.set(entry.id.toLowerCase(), i);

@@ -15,6 +15,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 200,
     list: true,
+    response: { name: 'ApiMembersResponse', item: 'ApiMemberResponse' },
     document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!]) {
       result: members(limit: $limit, skip: $skip, sort: $sort) { results { ...MemberFields } limit skip size hasNextPage }
     } ${MEMBER}`,
@@ -27,6 +28,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addMember($input: CreateMemberInput!) { result: createMember(input: $input) { id externalId } }`,
   },
   {
@@ -37,6 +39,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addMembers($input: CreateMembersInput!) { result: createMembers(input: $input) { id externalId } }`,
   },
   {
@@ -47,6 +50,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 200,
     refs: ref,
+    response: { name: 'ApiMemberResponse' },
     document: `query getMember($ref: RecordRef!) { result: member(ref: $ref) { ...MemberFields } } ${MEMBER}`,
   },
   {

@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { MAX_MEMBERSHIPS_BULK, MEMBERSHIP } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
 import type { CreateGroupMembershipInput } from './membership.inputs';
 
-export const MAX_BULK = 1000;
+export const MAX_BULK = MAX_MEMBERSHIPS_BULK;
 type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
@@ -43,8 +44,8 @@ async function loadClashes(em: EntityManager, groupId: string, memberIds: string
 function fieldIssues(item: CreateGroupMembershipInput, path: Path): FieldIssue[] {
   try {
     new Checks(path)
-      .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', item.title, { max: 256, nullable: true })
+      .string('externalId', item.externalId, MEMBERSHIP.externalId)
+      .string('title', item.title, MEMBERSHIP.title)
       .done();
     return [];
   } catch (err) {

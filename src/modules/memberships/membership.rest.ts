@@ -19,6 +19,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 200,
     refs: inGroup,
     list: true,
+    response: { name: 'ApiGroupMembershipsResponse', item: 'ApiGroupMembershipResponse' },
     document: `query getGroupMemberships($groupRef: RecordRef!, $limit: Int, $skip: Int, $sort: [GroupMembershipSort!]) {
       result: groupMemberships(groupRef: $groupRef, limit: $limit, skip: $skip, sort: $sort) {
         results { ...GroupMembershipFields } limit skip size hasNextPage
@@ -34,6 +35,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 201,
     refs: inGroup,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroupMembership($groupRef: RecordRef!, $input: CreateGroupMembershipInput!) {
       result: createGroupMembership(groupRef: $groupRef, input: $input) { id externalId }
     }`,
@@ -47,6 +49,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 201,
     refs: inGroup,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroupMemberships($groupRef: RecordRef!, $input: CreateGroupMembershipsInput!) {
       result: createGroupMemberships(groupRef: $groupRef, input: $input) { id externalId }
     }`,
@@ -72,6 +75,7 @@ export const membershipRoutes: RouteSpec[] = [
     path: '/groups/:groupIdentifier/memberships/:identifier',
     status: 200,
     refs: one,
+    response: { name: 'ApiGroupMembershipResponse' },
     document: `query getGroupMembership($groupRef: RecordRef!, $ref: RecordRef!) {
       result: groupMembership(groupRef: $groupRef, ref: $ref) { ...GroupMembershipFields }
     } ${MEMBERSHIP}`,

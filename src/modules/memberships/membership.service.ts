@@ -4,7 +4,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { MEMBERSHIP } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import { invalid, notFound } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
@@ -77,8 +78,8 @@ export class GroupMembershipService {
 
   async update(communityId: string, groupRef: RecordRef, ref: RecordRef, input: UpdateGroupMembershipInput): Promise<GroupMembership> {
     new Checks(['input'])
-      .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-      .string('title', input.title, { max: 256, nullable: true })
+      .string('externalId', input.externalId, MEMBERSHIP.externalId)
+      .string('title', input.title, MEMBERSHIP.title)
       .done();
     const membership = await this.get(communityId, groupRef, ref);
     let changed = false;
