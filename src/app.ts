@@ -19,6 +19,7 @@ import { createFacade, JSON_LIMIT } from './rest/facade';
 import { routes } from './rest/routes';
 import { openApiDocument } from './openapi';
 import { openApiRouter } from './openapi/http';
+import { ideRouter } from './graphql/ide';
 
 export interface AppDeps {
   config: Config;
@@ -126,6 +127,7 @@ export async function createApp(deps: AppDeps) {
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
+  if (config.graphqlSandbox) app.use(ideRouter());
   app.use(
     '/graphql',
     express.json({ limit: JSON_LIMIT }),
