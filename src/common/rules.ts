@@ -64,6 +64,13 @@ export const Rule = (rule: FieldRule | ObjectRule) => Extensions({ rule });
 export const ruleOf = (extensions: Record<string, unknown> | null | undefined) =>
   (extensions?.rule as FieldRule | ObjectRule | undefined) ?? undefined;
 
+/** Service-assigned ids the document's examples use (records addressed by id only). */
+export const EXAMPLE_IDS = {
+  additionalField: '3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b',
+  member: '5b2d7c1e-3a4f-4b6c-8d9e-0f1a2b3c4d5e',
+  importJob: '7c3e9a2b-1d4f-4a6b-9c8d-2e3f4a5b6c7d',
+};
+
 // ---- shared field rules ----
 
 export const EXTERNAL_ID = text({

@@ -35,6 +35,11 @@ export class Checks {
     return this;
   }
 
+  /** null where the field's rule (src/common/rules.ts) says it is not accepted. */
+  nullable(field: string, value: unknown, rule: { nullable?: boolean }): this {
+    return rule.nullable === false ? this.notNull(field, value) : this;
+  }
+
   notNull(field: string, value: unknown): this {
     if (value === null) this.add([field], `${field} must not be null`);
     return this;

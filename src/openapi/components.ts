@@ -114,6 +114,8 @@ const keySwitch = (param: string, of: string) => ({
   in: 'query',
   description: `How ${of} is read: \`id\` (default) as the service id, \`externalId\` as the client's externalId.`,
   schema: { type: 'string', enum: ['id', 'externalId'], default: 'id' },
+  // The examples address records by the externalIds the body examples give them.
+  example: 'externalId',
 });
 
 export const parameterComponents = {
@@ -124,12 +126,14 @@ export const parameterComponents = {
     in: 'query',
     description: 'Maximum number of records in the page.',
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    example: DEFAULT_LIMIT,
   },
   skip: {
     name: 'skip',
     in: 'query',
     description: 'Number of records skipped from the start (zero-based offset).',
     schema: { type: 'integer', minimum: 0, default: 0 },
+    example: 0,
   },
 };
 

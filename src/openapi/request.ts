@@ -14,7 +14,8 @@ export function parameters(route: CompiledRoute, pathParams: string[]) {
       : binding.keyParam
         ? `The record's service id, or its externalId with \`${binding.keyParam}=externalId\`.`
         : 'The record\'s service id (externalId addressing is not offered here).';
-    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' } };
+    const example = binding ? { example: binding.example } : {};
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' }, ...example };
   });
   for (const keyParam of new Set(bindings.map((b) => b.keyParam))) {
     if (keyParam) out.push(ref('parameters', keyParam));

@@ -9,6 +9,8 @@ export interface RefBinding {
   keyParam: 'key' | 'groupsKey' | null;
   /** The variable is the id itself (an `ID!`), not a RecordRef object (import jobs). */
   scalar?: boolean;
+  /** The path value of the document's examples: an externalId the examples create (with key=externalId), or an id. */
+  example?: string;
 }
 
 /**

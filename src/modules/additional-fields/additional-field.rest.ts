@@ -1,3 +1,4 @@
+import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const FIELD = `fragment AdditionalFieldFields on AdditionalField {
@@ -5,7 +6,7 @@ const FIELD = `fragment AdditionalFieldFields on AdditionalField {
   orderNumber createdAt modifiedAt
 }`;
 // SPEC.md 4.1: additional fields are addressed by the service id only (no `key`).
-const ref = { ref: { param: 'identifier', keyParam: null } };
+const ref = { ref: { param: 'identifier', keyParam: null, example: EXAMPLE_IDS.additionalField } };
 
 export const additionalFieldRoutes: RouteSpec[] = [
   {

@@ -20,10 +20,10 @@ function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInp
   const checks = new Checks(['input'])
     .string('name', input.name, F.name)
     .string('placeholder', input.placeholder, F.placeholder)
-    .notNull('isEditableByMember', input.isEditableByMember)
-    .notNull('isMandatoryForMember', input.isMandatoryForMember)
-    .notNull('isVisibleInApp', input.isVisibleInApp)
-    .notNull('orderNumber', input.orderNumber);
+    .nullable('isEditableByMember', input.isEditableByMember, F.isEditableByMember)
+    .nullable('isMandatoryForMember', input.isMandatoryForMember, F.isMandatoryForMember)
+    .nullable('isVisibleInApp', input.isVisibleInApp, F.isVisibleInApp)
+    .nullable('orderNumber', input.orderNumber, F.orderNumber);
   if (input.icon && !F.unicode.pattern!.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
   const order = input.orderNumber;
   if (order != null && (!Number.isInteger(order) || order < F.orderNumber.min || order > F.orderNumber.max)) {

@@ -1,9 +1,10 @@
+import { GROUP as GROUP_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const GROUP = `fragment GroupFields on Group {
   id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt
 }`;
-const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: GROUP_RULES.externalId.example } };
 
 export const groupRoutes: RouteSpec[] = [
   {

@@ -16,7 +16,7 @@ export function checkInput(input: CreateGroupInput | UpdateGroupInput): void {
     .string('name', input.name, GROUP.name)
     .string('about', input.about, GROUP.about)
     .string('color', input.color, GROUP.color)
-    .notNull('isVisibleInApp', input.isVisibleInApp)
+    .nullable('isVisibleInApp', input.isVisibleInApp, GROUP.isVisibleInApp)
     .done();
 }
 

@@ -1,3 +1,4 @@
+import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const JOB = `fragment ImportJobFields on ImportJob {
@@ -58,7 +59,7 @@ export const importRoutes: RouteSpec[] = [
     resource: 'triggers',
     status: 200,
     idOnly: true,
-    refs: { id: { param: 'identifier', keyParam: null, scalar: true } },
+    refs: { id: { param: 'identifier', keyParam: null, scalar: true, example: EXAMPLE_IDS.importJob } },
     response: { name: 'ApiImportJobResponse' },
     document: `query getImportJob($id: ID!) { result: importJob(id: $id) { ...ImportJobFields } } ${JOB}`,
   },

@@ -28,7 +28,7 @@ export function memberIssues(input: CreateMemberInput | UpdateMemberInput, base:
     .string('firstName', input.firstName, MEMBER.firstName)
     .string('lastName', input.lastName, MEMBER.lastName)
     .string('emailAddress', input.emailAddress, EMAIL_LENGTH)
-    .notNull('additionalFields', input.additionalFields);
+    .nullable('additionalFields', input.additionalFields, MEMBER.additionalFields);
   const email = input.emailAddress;
   if (typeof email === 'string' && checks.ok && !EMAIL!.test(email)) {
     checks.add(['emailAddress'], 'emailAddress must be a valid email address');

@@ -1,12 +1,12 @@
 import { Field, ID, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { MEMBER, Rule } from '../../common/rules';
+import { EXAMPLE_IDS, MEMBER, Rule } from '../../common/rules';
 
 @InputType({ description: "A value for one of the community's additional fields." })
 @Rule({ name: 'ApiMemberFieldValueInput' })
 export class MemberFieldValueInput {
   @Field(() => ID, { description: 'The id of an additional field of the same community.' })
-  @Rule({ kind: 'value', example: '3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b' })
+  @Rule({ kind: 'value', example: EXAMPLE_IDS.additionalField })
   id!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 2048 characters. null: no value (on update: removes the value).' })

@@ -1,9 +1,10 @@
+import { MEMBER as MEMBER_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const MEMBER = `fragment MemberFields on Member {
   id externalId firstName lastName emailAddress additionalFields { id value } createdAt modifiedAt
 }`;
-const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBER_RULES.externalId.example } };
 
 /** `/members/_bulk` comes before the `/members/:identifier` routes (literal segments first). */
 export const memberRoutes: RouteSpec[] = [

@@ -1,13 +1,17 @@
 import { Field, ID, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { MEMBER, MEMBERSHIP, Rule } from '../../common/rules';
+import { EXAMPLE_IDS, MEMBER, MEMBERSHIP, Rule } from '../../common/rules';
 
 /** `role` and `orderNumber` are absent on purpose: the service assigns them (REST sends 400 naming them). */
 @InputType({ description: 'ApiGroupMembershipInput: memberId or memberExternalId (at least one; both must name the same member).' })
-@Rule({ name: 'ApiGroupMembershipInput', anyOf: [['memberId'], ['memberExternalId']] })
+@Rule({
+  name: 'ApiGroupMembershipInput',
+  anyOf: [['memberId'], ['memberExternalId']],
+  example: { memberExternalId: MEMBER.externalId.example, externalId: MEMBERSHIP.externalId.example, title: MEMBERSHIP.title.example },
+})
 export class CreateGroupMembershipInput {
   @Field(() => ID, { nullable: true, description: 'Id of a member of the same community.' })
-  @Rule({ kind: 'value', example: '3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b' })
+  @Rule({ kind: 'value', example: EXAMPLE_IDS.member })
   memberId?: string | null;
 
   @Field(() => String, { nullable: true, description: 'externalId of a member of the same community.' })
@@ -55,7 +59,7 @@ export class UpdateGroupMembershipInput {
 @Rule({ name: 'ApiGroupMembershipsOrderItem', anyOf: [['id'], ['externalId']], example: { externalId: 'ada-in-berlin' } })
 export class GroupMembershipOrderItem {
   @Field(() => ID, { nullable: true })
-  @Rule({ kind: 'value', example: '3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b' })
+  @Rule({ kind: 'value', example: EXAMPLE_IDS.member })
   id?: string | null;
 
   @Field(() => String, { nullable: true })

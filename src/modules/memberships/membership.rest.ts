@@ -1,11 +1,12 @@
+import { GROUP as GROUP_RULES, MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership {
   id externalId memberId memberExternalId title orderNumber role createdAt modifiedAt
 }`;
-const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const };
+const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const, example: GROUP_RULES.externalId.example };
 const inGroup = { groupRef: group };
-const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const } };
+const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBERSHIP_RULES.externalId.example } };
 const base = { resource: 'group_memberships' as const };
 
 /** Literal segments (`_bulk`, `order`) come before `/:identifier` (architecture.md). */

@@ -1,6 +1,6 @@
 import { ArgsType, Field, ID, InputType, Int } from 'type-graphql';
 import { DEFAULT_LIMIT, MAX_LIMIT, sortableArgs } from '../../common/pagination';
-import { NOTIFICATION, Rule } from '../../common/rules';
+import { EXAMPLE_IDS, NOTIFICATION, Rule } from '../../common/rules';
 import { NotificationStatus } from './notification.entity';
 
 @InputType({ description: 'A notification for chosen members: sent at once, or at a future sendAt.' })
@@ -22,7 +22,7 @@ export class CreateNotificationInput {
     nullable: true,
     description: 'Recipients by id. With memberExternalIds: at least one recipient, at most 10000 together. null: none.',
   })
-  @Rule({ ...NOTIFICATION.recipients, example: ['3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b'] })
+  @Rule({ ...NOTIFICATION.recipients, example: [EXAMPLE_IDS.member] })
   memberIds?: string[] | null;
 
   @Field(() => [String], { nullable: true, description: 'Recipients by externalId. null: none.' })
