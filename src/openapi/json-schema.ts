@@ -125,12 +125,14 @@ function inputObjectRef(type: GraphQLInputObjectType, registry: SchemaRegistry):
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const example: Record<string, unknown> = {};
+  const presentTypes: Record<string, JsonSchema> = {};
   for (const field of Object.values(type.getFields())) {
     const rule = ruleOf(field.extensions) as FieldRule | undefined;
     const nonNull = field.type instanceof GraphQLNonNull;
     // nullable exactly where the service accepts null: GraphQL nullability, narrowed by the rule.
     const nullable = !nonNull && (rule?.nullable ?? true);
     const base = { ...nonNullInput(field.type, registry), ...ruleKeywords(rule) };
+    presentTypes[field.name] = typeof base.type === 'string' ? { type: base.type } : { not: { type: 'null' } };
     let schema = describe(nullable ? orNull(base) : base, field.description);
     const graphqlDefault = field.defaultValue === undefined ? undefined : defaultOf(field.type, field.defaultValue);
     const fallback = rule?.kind === 'value' && rule.default !== undefined ? rule.default : graphqlDefault;
@@ -145,9 +147,11 @@ function inputObjectRef(type: GraphQLInputObjectType, registry: SchemaRegistry):
   }
   const objectRule = ruleOf(type.extensions) as ObjectRule | undefined;
   // "At least one of": each alternative names fields that must be present and not null.
+  // Wrapped in allOf so generated clients intersect it with the properties (openapi-typescript
+  // turns a sibling anyOf into a union, which would let `{}` type-check).
   const anyOf = objectRule?.anyOf?.map((fields) => ({
     required: fields,
-    properties: Object.fromEntries(fields.map((f) => [f, { not: { type: 'null' } }])),
+    properties: Object.fromEntries(fields.map((f) => [f, presentTypes[f]])),
   }));
   registry[name] = {
     type: 'object',
@@ -155,7 +159,7 @@ function inputObjectRef(type: GraphQLInputObjectType, registry: SchemaRegistry):
     additionalProperties: false,
     ...(required.length ? { required } : {}),
     properties,
-    ...(anyOf ? { anyOf } : {}),
+    ...(anyOf ? { allOf: [{ anyOf }] } : {}),
     examples: [objectRule?.example ?? example],
   };
   return ref;
@@ -166,6 +170,6 @@ export function hasRequiredFields(type: GraphQLInputType): boolean {
   const named = type instanceof GraphQLNonNull ? type.ofType : type;
   // The facade reads an absent body as {}, which only an input object without required fields accepts.
   if (!(named instanceof GraphQLInputObjectType)) return true;
-  if ((ruleOf(named.extensions) as ObjectRule | undefined)?.anyOf?.length) return true;
+  if ((ruleOf(named.extensions) as ObjectRule | undefined)?.anyOf?.length) return true; // {} lacks every alternative
   return Object.values(named.getFields()).some((f) => f.type instanceof GraphQLNonNull);
 }
