@@ -18,9 +18,9 @@ function chromiumPath(): string | undefined {
 }
 
 const executablePath = chromiumPath();
-if (!executablePath) console.warn('SKIPPED graphql-ide-browser: chromium is not installed (apt-get install -y chromium)');
+if (!executablePath) console.warn('SKIPPED browser: chromium is not installed (apt-get install -y chromium)');
 
-describe.skipIf(!executablePath)('GraphQL IDE in a real browser with no network beyond this host', () => {
+describe.skipIf(!executablePath)('GraphQL IDE and Swagger UI in a real browser with no network beyond this host', () => {
   let app: TestApp;
   let t: Tenant;
   let server: Server;
@@ -85,6 +85,26 @@ describe.skipIf(!executablePath)('GraphQL IDE in a real browser with no network 
     await page.click('.graphiql-execute-button');
     const result = page.locator('.result-window');
     await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 20_000 }).toMatch(/UNAUTHENTICATED/);
+    await context.close();
+  }, 60_000);
+
+  it('Swagger UI at /docs: "Try it out" with the default body of POST /groups creates the group', async () => {
+    const context = await browser.newContext();
+    await context.route('**/*', (route) =>
+      new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected'),
+    );
+    const page = await context.newPage();
+    await page.goto(`${base}/docs/`);
+    await page.waitForSelector('#operations-groups-addGroup', { timeout: 20_000 });
+    await page.waitForFunction(() => (window as any).ui?.preauthorizeApiKey);
+    await page.evaluate((key) => (window as any).ui.preauthorizeApiKey('ApiKeyHeader', key), t.key);
+    await page.click('#operations-groups-addGroup .opblock-summary');
+    await page.click('#operations-groups-addGroup .try-out__btn');
+    await page.click('#operations-groups-addGroup .execute');
+    const status = page.locator('#operations-groups-addGroup .live-responses-table .response .response-col_status').first();
+    await expect.poll(async () => (await status.textContent())?.trim(), { timeout: 20_000 }).toBe('201');
+    const created = await app.http.get('/api/v1/groups/team-berlin?key=externalId').set('X-API-Key', t.key).expect(200);
+    expect(created.body).toMatchObject({ name: 'Team Berlin', color: '#1E90FF' });
     await context.close();
   }, 60_000);
 });
