@@ -24,6 +24,7 @@ import { openApiDocument } from './openapi';
 import { openApiRouter } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
+import { ideRouter } from './graphql/ide';
 
 export interface AppDeps {
   config: Config;
@@ -125,6 +126,7 @@ export async function createApp(deps: AppDeps) {
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
+  if (config.graphqlSandbox) app.use(ideRouter());
   app.use(
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),

@@ -156,7 +156,10 @@ describe('HTTP hardening', () => {
   it('serves the Apollo Sandbox page on GET /graphql for browsers, with introspection', async () => {
     const res = await app.http.get('/graphql').set('Accept', 'text/html');
     expect(res.status).toBe(200);
-    expect(res.text).toMatch(/embeddable-sandbox/i);
+    expect(res.text).toContain('src="/graphql/ide/loader.js"');
+    const loader = await app.http.get('/graphql/ide/loader.js').expect(200);
+    expect(loader.text).toMatch(/embeddable-sandbox/i);
+    expect(loader.text).toMatch(/graphiql\.min\.js/);
     const intro = await app.http.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
     expect(intro.body.data.__schema.queryType.name).toBe('Query');
   });
@@ -179,7 +182,8 @@ describe('HTTP hardening', () => {
     const off = await startTestApp({ GRAPHQL_SANDBOX: 'false' });
     try {
       const page = await off.http.get('/graphql').set('Accept', 'text/html');
-      expect(page.text).not.toMatch(/embeddable-sandbox/i);
+      expect(page.text).not.toMatch(/loader\.js/i);
+      expect((await off.http.get('/graphql/ide/loader.js')).status).not.toBe(200);
       const intro = await off.http.post('/graphql').send({ query: '{ __schema { queryType { name } } }' });
       expect(intro.body.errors[0].message).toMatch(/introspection/i);
     } finally {

@@ -185,3 +185,55 @@ describe('bad input gives 400 (or 413) and queues nothing', () => {
     expect((await gql(JOB, { id: job.id }, other.key)).errors?.[0].extensions.code).toBe('NOT_FOUND');
   });
 });
+
+describe('import jobs over REST', () => {
+  it('the 202 carries Location; GET /import_jobs/{id} reports status, counts, progress and the first row errors', async () => {
+    const res = await post('groups', { groups: [{ externalId: 'rest-1', name: 'One' }, { externalId: 'rest-2', color: 'blue' }] });
+    expect(res.status).toBe(202);
+    expect(res.headers.location).toBe(`/api/v1/import_jobs/${res.body.id}`);
+    let job: any;
+    for (const until = Date.now() + 20_000; ; await sleep(100)) {
+      job = (await app.http.get(res.headers.location).set('X-API-Key', t.key).expect(200)).body;
+      if (job.status === 'COMPLETED' || Date.now() > until) break;
+    }
+    expect(job).toEqual({
+      id: res.body.id,
+      kind: 'GROUPS',
+      status: 'COMPLETED',
+      total: 2,
+      processed: 2,
+      created: 1,
+      updated: 0,
+      failed: 1,
+      errors: {
+        results: [
+          { row: 2, pointer: '/name', detail: expect.any(String) },
+          { row: 2, pointer: '/color', detail: expect.stringContaining('#RRGGBB') },
+        ].sort((a, b) => a.pointer.localeCompare(b.pointer)),
+        limit: 20,
+        skip: 0,
+        size: 2,
+        hasNextPage: false,
+      },
+      createdAt: expect.any(String),
+      modifiedAt: expect.any(String),
+    });
+  });
+
+  it('GET /import_jobs lists the community\'s jobs like the other lists; scope triggers:read; others\' jobs are 404', async () => {
+    const started = await post('members', { members: [{ externalId: 'rest-list' }] });
+    const page = await app.http.get('/api/v1/import_jobs?limit=100&sort=createdAt:desc').set('X-API-Key', t.key).expect(200);
+    expect(page.body).toMatchObject({ limit: 100, skip: 0, _links: { self: expect.any(String) } });
+    expect(page.body.results[0].id).toBe(started.body.id);
+    expect(page.body.size).toBe(await jobCount());
+
+    const readOnly = await keyFor(app, t.communityId, ['triggers:read']);
+    await app.http.get(`/api/v1/import_jobs/${started.body.id}`).set('X-API-Key', readOnly).expect(200);
+    const groupsOnly = await keyFor(app, t.communityId, ['groups']);
+    expectProblem(await app.http.get('/api/v1/import_jobs').set('X-API-Key', groupsOnly), 403);
+    const other = await app.tenant();
+    expectProblem(await app.http.get(`/api/v1/import_jobs/${started.body.id}`).set('X-API-Key', other.key), 404);
+    expectProblem(await app.http.get('/api/v1/import_jobs/not-a-uuid').set('X-API-Key', t.key), 404);
+    expectProblem(await app.http.get(`/api/v1/import_jobs/${started.body.id}?key=externalId`).set('X-API-Key', t.key), 400, '#/query/key');
+  });
+});

@@ -29,6 +29,9 @@ beforeAll(async () => {
   ids.membership = await post(a, `/groups/${ids.group.id}/memberships`, { memberId: ids.member.id, externalId: 'shared-ext' });
   ids.field = await post(a, '/additional_fields', { name: 'Shoe size', type: 'TEXT' });
   bMemberId = (await post(b, '/members', { firstName: 'Bob' })).id;
+  const job = await app.http.post('/api/v1/triggers/groups/import').set('X-API-Key', a.key).send({ groups: [{ externalId: 'g', name: 'G' }] });
+  expect(job.status).toBe(202);
+  ids.job = { id: job.body.id, externalId: null };
 });
 afterAll(() => app.close());
 
@@ -56,6 +59,7 @@ function recordOf(route: RouteSpec, param: string): keyof typeof ids {
     group_memberships: 'membership',
     members: 'member',
     additional_fields: 'field',
+    triggers: 'job',
   };
   const record = byResource[route.resource];
   if (!record) throw new Error(`tenancy sweep: no fixture for ${route.resource} (${route.operationId})`);

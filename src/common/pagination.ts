@@ -8,6 +8,9 @@ export enum SortDirection {
 registerEnumType(SortDirection, { name: 'SortDirection' });
 
 export const MAX_LIMIT = 100;
+
+/** Sorted case-insensitively (`lower(column)`, served by the text-sort indexes); ties then fall to createdAt, id. */
+export const TEXT_SORT_FIELDS = new Set(['name', 'firstName', 'lastName']);
 export const DEFAULT_LIMIT = 20;
 
 export interface SortSpec<F extends string = string> {

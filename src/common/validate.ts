@@ -43,6 +43,11 @@ export class Checks {
     return this;
   }
 
+  /** null where the field's rule (src/common/rules.ts) says it is not accepted. */
+  nullable(field: string, value: unknown, rule: { nullable?: boolean }): this {
+    return rule.nullable === false ? this.notNull(field, value) : this;
+  }
+
   notNull(field: string, value: unknown): this {
     if (value === null) this.add([field], `${field} must not be null`);
     return this;
@@ -72,4 +77,5 @@ export function rejectInvalid(issues: FieldIssue[]): void {
   if (issues.length) throw invalid(issues);
 }
 
-export const EXTERNAL_ID = { min: 1, max: 128, pattern: /^[A-Za-z0-9@_.-]+$/, patternText: '^[A-Za-z0-9@_.-]+$' };
+// The rules live with their document metadata (rules.ts); re-exported for existing callers.
+export { EXTERNAL_ID } from './rules';

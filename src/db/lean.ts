@@ -1,6 +1,6 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toPage, type Page, type PageWindow } from '../common/pagination';
+import { TEXT_SORT_FIELDS, toPage, type Page, type PageWindow } from '../common/pagination';
 import { anyOf, arrayOf } from './sql';
 import { VERSION_COLUMN, type VersionedTable } from './version';
 
@@ -99,7 +99,8 @@ export async function leanPage<T extends object>(
     filters.push(`${column('modifiedAt')} >= ?`);
     params.push(window.modifiedSince);
   }
-  const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${column(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
+  const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
+  const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const from = join ? `${shape.table} ${join.join}` : shape.table;
   const select = join ? `${shape.select}, ${join.select}` : shape.select;
   const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;

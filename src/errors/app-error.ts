@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
+  | 'NOT_ACCEPTABLE'
   | 'REQUEST_TIMEOUT'
   | 'CONFLICT'
   | 'PRECONDITION_FAILED'

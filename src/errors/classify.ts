@@ -22,6 +22,7 @@ export const KINDS = {
   FORBIDDEN: { status: 403, title: 'Forbidden', slug: 'forbidden', graphql: 'FORBIDDEN' },
   NOT_FOUND: { status: 404, title: 'Not Found', slug: 'not-found', graphql: 'NOT_FOUND' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed', slug: 'method-not-allowed', graphql: 'METHOD_NOT_ALLOWED' },
+  NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', slug: 'not-acceptable', graphql: 'NOT_ACCEPTABLE' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout', slug: 'request-timeout', graphql: 'REQUEST_TIMEOUT' },
   CONFLICT: { status: 409, title: 'Conflict', slug: 'conflict', graphql: 'CONFLICT' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition Failed', slug: 'precondition-failed', graphql: 'PRECONDITION_FAILED' },

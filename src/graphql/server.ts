@@ -1,5 +1,4 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context';
@@ -69,7 +68,8 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
     ApolloServerPluginCacheControlDisabled(),
-    sandbox ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
+    // The browser page is src/graphql/ide.ts (Sandbox with an offline GraphiQL fallback).
+    ApolloServerPluginLandingPageDisabled(),
   ];
   return new ApolloServer<Context>({
     schema,

@@ -62,6 +62,10 @@ export const headerComponents = {
   'Retry-After': header('Seconds to wait before the key (or this address) may try again.', true),
   'X-Request-Id': header('The request id, also in the log; echoes a valid X-Request-Id request header.', true, { type: 'string' }),
   ...safetyHeaders,
+  Location: header('Where to read the created or accepted record (a path under the service\'s base address).', true, {
+    type: 'string',
+    format: 'uri-reference',
+  }),
 };
 
 export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -93,6 +97,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   404: { name: 'NotFound', description: 'No record of the caller\'s community matches the path.' },
   // No operation lists 405 (the info description says every path may answer it): pruned from the document.
   405: { name: 'MethodNotAllowed', description: 'The path exists but does not serve this method; `Allow` lists the ones it does.' },
+  406: { name: 'NotAcceptable', description: 'The Accept header rules out JSON, the only representation of this document.' },
   409: { name: 'Conflict', description: 'The write conflicts with existing data (e.g. a duplicate externalId).' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },
@@ -116,6 +121,8 @@ const keySwitch = (param: string, of: string) => ({
   in: 'query',
   description: `How ${of} is read: \`id\` (default) as the service id, \`externalId\` as the client's externalId.`,
   schema: { type: 'string', enum: ['id', 'externalId'], default: 'id' },
+  // The examples address records by the externalIds the body examples give them.
+  example: 'externalId',
 });
 
 export const parameterComponents = {
@@ -126,12 +133,14 @@ export const parameterComponents = {
     in: 'query',
     description: 'Maximum number of records in the page.',
     schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    example: DEFAULT_LIMIT,
   },
   skip: {
     name: 'skip',
     in: 'query',
     description: 'Number of records skipped from the start (zero-based offset).',
     schema: { type: 'integer', minimum: 0, default: 0 },
+    example: 0,
   },
   ...safetyParameters,
 };

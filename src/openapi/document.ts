@@ -19,6 +19,9 @@ import { safetyParameterRefs, safetyStatuses, safetySuccess } from './safety';
 
 export type OpenApiDocument = Record<string, any>;
 
+/** The service is not published under an open-source license; its owner grants use of the API. */
+const LICENSE = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+
 /** Where the document itself is served (before the key gate: clients read it without a key). */
 export const DOCUMENT_PATH = '/openapi.json';
 
@@ -50,24 +53,46 @@ export function openApiPath(expressPath: string): { path: string; params: string
   return { path, params };
 }
 
-function successResponse(route: CompiledRoute, schema: GraphQLSchema) {
-  const headers = { ...successHeaders(), ...safetySuccess(route, schema, successHeaders()).extraHeaders };
+/** Without descriptions: two routes may share a component when their shapes agree. */
+const shape = (schema: unknown): string =>
+  JSON.stringify(schema, (key, value) => (key === 'description' ? undefined : value));
+
+/** Puts a response schema under its component name; one name always means one shape. */
+function named(registry: SchemaRegistry, name: string | undefined, schema: JsonSchema, route: CompiledRoute): JsonSchema {
+  if (!name) return schema;
+  const seen = registry[name];
+  if (seen && shape(seen) !== shape(schema)) {
+    throw new Error(`Route ${route.operationId}: response component ${name} differs from another route's ${name}`);
+  }
+  registry[name] ??= schema;
+  return ref('schemas', name);
+}
+
+function successResponse(route: CompiledRoute, schema: GraphQLSchema, registry: SchemaRegistry) {
+  const headers: Record<string, unknown> = { ...successHeaders(), ...safetySuccess(route, schema, successHeaders()).extraHeaders };
+  if (route.location) headers.Location = ref('headers', 'Location');
   if (route.status === 204) return { description: 'Done; no content.', headers };
   let body = resultSchema(schema, route.parsed);
+  const names = route.response;
   if (route.list) {
     const page = body as { properties: Record<string, JsonSchema> };
-    body = {
+    const results = page.properties.results as { items: JsonSchema };
+    body = named(registry, names?.name, {
       type: 'object',
       additionalProperties: false,
       required: ['results', '_links', 'limit', 'size'],
       properties: {
-        results: page.properties.results,
+        results: { ...results, items: named(registry, names?.item, results.items, route) },
         _links: ref('schemas', 'ListLinks'),
         limit: page.properties.limit,
         skip: { ...page.properties.skip, description: 'Echo of the offset.' },
         size: { ...page.properties.size, description: 'Number of records in this page.' },
       },
-    };
+    }, route);
+  } else if (body.type === 'array') {
+    body = { ...body, items: named(registry, names?.name, body.items as JsonSchema, route) };
+  } else {
+    body = named(registry, names?.name, body, route);
   }
   const description = { 200: 'OK', 201: 'Created', 202: 'Accepted; the work runs in the background.' }[route.status];
   return { description, headers, content: { 'application/json': { schema: body } } };
@@ -101,7 +126,7 @@ function operation(route: CompiledRoute, schema: GraphQLSchema, registry: Schema
   if (route.body) op.requestBody = requestBody(route, registry);
   const statuses = [...new Set([...errorStatuses(route), ...safetyStatuses(route)])].sort((a, b) => a - b);
   op.responses = {
-    [route.status]: successResponse(route, schema),
+    [route.status]: successResponse(route, schema, registry),
     ...safetySuccess(route, schema, successHeaders()).responses,
     ...Object.fromEntries(statuses.map((s) => [s, ref('responses', ERRORS[s].name)])),
   };
@@ -120,6 +145,7 @@ const documentOperation = {
       headers: { 'X-Request-Id': ref('headers', 'X-Request-Id') },
       content: { 'application/json': { schema: { type: 'object' } } },
     },
+    406: ref('responses', 'NotAcceptable'),
   },
 };
 
@@ -138,7 +164,7 @@ export function buildOpenApi(schema: GraphQLSchema, specs: RouteSpec[], version:
   paths[DOCUMENT_PATH] = { get: documentOperation };
   return pruneUnused({
     openapi: '3.1.0',
-    info: { title: 'Community management API', version, description: INFO_DESCRIPTION },
+    info: { title: 'Community management API', version, description: INFO_DESCRIPTION, license: LICENSE },
     servers: [{ url: '/api/v1' }],
     security: Object.keys(securitySchemes).map((name) => ({ [name]: [] })),
     tags: [

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { problem, sendProblem } from '../errors/problem';
 import { DOCUMENT_PATH, type OpenApiDocument } from './document';
 
 const UI_OPTIONS = {
@@ -20,7 +21,11 @@ const UI_OPTIONS = {
 export function openApiRouter(doc: OpenApiDocument): Router {
   const router = express.Router();
   const body = JSON.stringify(doc);
-  router.get(`/api/v1${DOCUMENT_PATH}`, (_req, res) => {
+  router.get(`/api/v1${DOCUMENT_PATH}`, (req, res) => {
+    if (!req.accepts('application/json')) {
+      sendProblem(res, problem(406, 'This document is only available as application/json'));
+      return;
+    }
     res.type('application/json').send(body);
   });
   // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.

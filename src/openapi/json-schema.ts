@@ -7,6 +7,8 @@ import {
   type GraphQLInputType,
 } from 'graphql';
 
+import { ruleOf, type FieldRule, type ObjectRule } from '../common/rules';
+
 export type JsonSchema = Record<string, unknown>;
 
 /** Named input objects land in components.schemas; the generator collects them here. */
@@ -75,25 +77,90 @@ function nonNullInput(type: GraphQLInputType, registry: SchemaRegistry): JsonSch
   return { $ref: inputObjectRef(type, registry) };
 }
 
+/** The component name of an input object: its ObjectRule's `name`, else the GraphQL name. */
+export function inputName(type: GraphQLInputObjectType): string {
+  return (ruleOf(type.extensions) as ObjectRule | undefined)?.name ?? type.name;
+}
+
+/** The JSON Schema keywords of a field rule (src/common/rules.ts): the same limits the service checks. */
+function ruleKeywords(rule: FieldRule | undefined): JsonSchema {
+  if (!rule) return {};
+  switch (rule.kind) {
+    case 'text':
+      return {
+        ...(rule.min ? { minLength: rule.min } : {}),
+        maxLength: rule.max,
+        ...(rule.pattern ? { pattern: rule.pattern.source } : {}),
+        ...(rule.format ? { format: rule.format } : {}),
+      };
+    case 'int':
+      return { minimum: rule.min, maximum: rule.max };
+    case 'list':
+      return {
+        ...(rule.minItems !== undefined ? { minItems: rule.minItems } : {}),
+        ...(rule.maxItems !== undefined ? { maxItems: rule.maxItems } : {}),
+      };
+    default:
+      return {};
+  }
+}
+
+/** An example value for a field without a declared one: enums take their first value, objects their own example. */
+function exampleOf(type: GraphQLInputType, registry: SchemaRegistry): unknown {
+  const named = type instanceof GraphQLNonNull ? type.ofType : type;
+  if (named instanceof GraphQLList) {
+    const item = exampleOf(named.ofType, registry);
+    return item === undefined ? undefined : [item];
+  }
+  if (named instanceof GraphQLEnumType) return named.getValues()[0]?.value;
+  if (named instanceof GraphQLInputObjectType) return (registry[inputName(named)]?.examples as unknown[] | undefined)?.[0];
+  return undefined;
+}
+
 function inputObjectRef(type: GraphQLInputObjectType, registry: SchemaRegistry): string {
-  const ref = `#/components/schemas/${type.name}`;
-  if (registry[type.name]) return ref;
-  registry[type.name] = {}; // placeholder first: input types may be recursive
+  const name = inputName(type);
+  const ref = `#/components/schemas/${name}`;
+  if (registry[name]) return ref;
+  registry[name] = {}; // placeholder first: input types may be recursive
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
+  const example: Record<string, unknown> = {};
+  const presentTypes: Record<string, JsonSchema> = {};
   for (const field of Object.values(type.getFields())) {
-    let schema = describe(inputSchema(field.type, registry), field.description);
-    const fallback = field.defaultValue === undefined ? undefined : defaultOf(field.type, field.defaultValue);
+    const rule = ruleOf(field.extensions) as FieldRule | undefined;
+    const nonNull = field.type instanceof GraphQLNonNull;
+    // nullable exactly where the service accepts null: GraphQL nullability, narrowed by the rule.
+    const nullable = !nonNull && (rule?.nullable ?? true);
+    const base = { ...nonNullInput(field.type, registry), ...ruleKeywords(rule) };
+    presentTypes[field.name] = typeof base.type === 'string' ? { type: base.type } : { not: { type: 'null' } };
+    let schema = describe(nullable ? orNull(base) : base, field.description);
+    const graphqlDefault = field.defaultValue === undefined ? undefined : defaultOf(field.type, field.defaultValue);
+    const fallback = rule?.kind === 'value' && rule.default !== undefined ? rule.default : graphqlDefault;
     if (fallback !== undefined) schema = { ...schema, default: fallback };
+    const sample = rule?.example !== undefined ? rule.example : nonNull ? exampleOf(field.type, registry) : undefined;
+    if (sample !== undefined) {
+      schema = { ...schema, examples: [sample] };
+      example[field.name] = sample;
+    }
     properties[field.name] = schema;
-    if (field.type instanceof GraphQLNonNull) required.push(field.name);
+    if (nonNull) required.push(field.name);
   }
-  registry[type.name] = {
+  const objectRule = ruleOf(type.extensions) as ObjectRule | undefined;
+  // "At least one of": each alternative names fields that must be present and not null.
+  // Wrapped in allOf so generated clients intersect it with the properties (openapi-typescript
+  // turns a sibling anyOf into a union, which would let `{}` type-check).
+  const anyOf = objectRule?.anyOf?.map((fields) => ({
+    required: fields,
+    properties: Object.fromEntries(fields.map((f) => [f, presentTypes[f]])),
+  }));
+  registry[name] = {
     type: 'object',
     ...(type.description ? { description: type.description } : {}),
     additionalProperties: false,
     ...(required.length ? { required } : {}),
     properties,
+    ...(anyOf ? { allOf: [{ anyOf }] } : {}),
+    examples: [objectRule?.example ?? example],
   };
   return ref;
 }
@@ -103,5 +170,6 @@ export function hasRequiredFields(type: GraphQLInputType): boolean {
   const named = type instanceof GraphQLNonNull ? type.ofType : type;
   // The facade reads an absent body as {}, which only an input object without required fields accepts.
   if (!(named instanceof GraphQLInputObjectType)) return true;
+  if ((ruleOf(named.extensions) as ObjectRule | undefined)?.anyOf?.length) return true; // {} lacks every alternative
   return Object.values(named.getFields()).some((f) => f.type instanceof GraphQLNonNull);
 }

@@ -14,21 +14,25 @@ export function parameters(route: CompiledRoute, pathParams: string[]) {
       : binding.keyParam
         ? `The record's service id, or its externalId with \`${binding.keyParam}=externalId\`.`
         : 'The record\'s service id (externalId addressing is not offered here).';
-    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' } };
+    const example = binding ? { example: binding.example } : {};
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' }, ...example };
   });
   for (const keyParam of new Set(bindings.map((b) => b.keyParam))) {
     if (keyParam) out.push(ref('parameters', keyParam));
   }
   if (route.list) {
-    const field = `(${route.sortFields.join('|')})(:(asc|desc))?`;
+    // What sortParam (src/rest/params.ts) accepts: entries trimmed, directions in any case.
+    const dir = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+    const field = `(${route.sortFields.join('|')})(:(${dir('asc')}|${dir('desc')}))?`;
     out.push(ref('parameters', 'limit'), ref('parameters', 'skip'), {
       name: 'sort',
       in: 'query',
       description:
         `Sortable fields: ${route.sortFields.map((f) => `\`${f}\``).join(', ')}. Each entry is \`field\` or ` +
-        '`field:asc|desc`; entries are comma-separated and later ones break ties of earlier ones. ' +
+        '`field:asc|desc` (direction in any case); entries are comma-separated (spaces around them are ignored) and later ones break ties of earlier ones. ' +
+        'Text fields (name, firstName, lastName) sort case-insensitively. ' +
         'Default: createdAt ascending; ties always end with createdAt, then id, ascending.',
-      schema: { type: 'string', pattern: `^${field}(,${field})*$` },
+      schema: { type: 'string', pattern: `^\\s*${field}\\s*(,\\s*${field}\\s*)*$`, examples: [`${route.sortFields[0]}:desc`] },
     });
   }
   return out;
@@ -37,21 +41,26 @@ export function parameters(route: CompiledRoute, pathParams: string[]) {
 /** The JSON body from the GraphQL input type of the body variable; CSV too where the route binds it. */
 export function requestBody(route: CompiledRoute, registry: SchemaRegistry) {
   const type = route.variableTypes.get(route.body!)!;
-  const content: Record<string, { schema: JsonSchema }> = { 'application/json': { schema: inputSchema(type, registry) } };
+  const schema = inputSchema(type, registry);
+  // The component's example as the body's example: what Swagger UI's "Try it out" sends.
+  const example = (registry[String(schema.$ref ?? '').split('/').pop()!]?.examples as unknown[] | undefined)?.[0];
+  const content: Record<string, { schema: JsonSchema; example?: unknown }> = {
+    'application/json': { schema, ...(example !== undefined ? { example } : {}) },
+  };
   if (route.csv) {
     // The columns are the fields of the row input type the facade converts each line into (src/rest/csv.ts).
     const row = csvRowType(type, route.csv);
     const fields = Object.values(row.getFields());
     const columns = fields.map((f) => `\`${f.name}\`${f.type instanceof GraphQLNonNull ? ' (required)' : ''}`);
     const lists = fields.some((f) => getNullableType(f.type) instanceof GraphQLList);
-    const schema = {
+    const csvSchema = {
       type: 'string',
       description:
         `CSV instead of JSON: a header row, then one ${row.name} per line (the \`${route.csv.rows}\` of the JSON body). ` +
         `Columns: ${columns.join(', ')}.` +
         (lists ? ` Cells of list fields are separated by \`${route.csv.listSeparator ?? ';'}\`.` : ''),
     };
-    for (const mediaType of CSV_TYPES) content[mediaType] = { schema };
+    for (const mediaType of CSV_TYPES) content[mediaType] = { schema: csvSchema };
   }
   return { required: hasRequiredFields(type), content };
 }

@@ -50,7 +50,7 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
     const value = req.params[binding.param] as string;
     sources.set(name, `#/path/${binding.param}`);
     const externalId = binding.keyParam !== null && by[binding.keyParam] === 'externalId';
-    variables[name] = externalId ? { externalId: value } : { id: value };
+    variables[name] = binding.scalar ? value : externalId ? { externalId: value } : { id: value };
   }
   if (route.list) {
     for (const name of ['limit', 'skip'] as const) {
@@ -154,7 +154,12 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const tag = takeEtag(data);
         if (tag && answerNotModified(req, res, tag)) return { status: 304, contentType: '', body: '' };
       }
-      return jsonAnswer(route.status, data);
+      const done = jsonAnswer(route.status, data);
+      if (route.location) {
+        // e.g. /api/v1/import_jobs/{id}: where the client reads what it created or started (kept in a replay).
+        done.headers = { ...done.headers, Location: `${req.baseUrl}${route.location.replace('{id}', encodeURIComponent(String(data.id)))}` };
+      }
+      return done;
     };
 
     router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>

@@ -7,6 +7,10 @@ export interface RefBinding {
   param: string;
   /** Query parameter choosing id or externalId; null: id only (additional fields). */
   keyParam: 'key' | 'groupsKey' | null;
+  /** The variable is the id itself (an `ID!`), not a RecordRef object (import jobs). */
+  scalar?: boolean;
+  /** The path value of the document's examples: an externalId the examples create (with key=externalId), or an id. */
+  example?: string;
 }
 
 /**
@@ -41,4 +45,12 @@ export interface RouteSpec {
   idOnly?: boolean;
   /** Binds `limit`, `skip` and `sort` and answers a list response with `_links`. */
   list?: boolean;
+  /**
+   * Component names of the success body in the OpenAPI document: `name` for the body (the
+   * items of an array result), `item` for the records of a list route. Routes that answer
+   * the same shape share the name.
+   */
+  response?: { name: string; item?: string };
+  /** A 201/202 answer also carries `Location`: this path with `{id}` replaced by the result's id. */
+  location?: string;
 }

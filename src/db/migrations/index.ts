@@ -2,6 +2,7 @@ import { Migration20261122000000_foundation } from './Migration20261122000000_fo
 import { Migration20261122010000_members } from './Migration20261122010000_members';
 import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
+import { Migration20261122120000_text_sort } from './Migration20261122120000_text_sort';
 import { Migration20261122130000_modified_since } from './Migration20261122130000_modified_since';
 import { Migration20261122131000_idempotency_keys } from './Migration20261122131000_idempotency_keys';
 
@@ -11,6 +12,7 @@ export const migrationsList = [
   { name: 'Migration20261122010000_members', class: Migration20261122010000_members },
   { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
   { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
+  { name: 'Migration20261122120000_text_sort', class: Migration20261122120000_text_sort },
   { name: 'Migration20261122130000_modified_since', class: Migration20261122130000_modified_since },
   { name: 'Migration20261122131000_idempotency_keys', class: Migration20261122131000_idempotency_keys },
 ];

@@ -1,3 +1,4 @@
+import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const FIELD = `fragment AdditionalFieldFields on AdditionalField {
@@ -5,7 +6,7 @@ const FIELD = `fragment AdditionalFieldFields on AdditionalField {
   orderNumber createdAt modifiedAt
 }`;
 // Additional fields are addressed by the service id only, no `key` (docs/api.md, Addressing).
-const ref = { ref: { param: 'identifier', keyParam: null } };
+const ref = { ref: { param: 'identifier', keyParam: null, example: EXAMPLE_IDS.additionalField } };
 
 export const additionalFieldRoutes: RouteSpec[] = [
   {
@@ -17,6 +18,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 200,
     list: true,
+    response: { name: 'ApiAdditionalFieldsResponse', item: 'ApiAdditionalFieldResponse' },
     document: `query getAdditionalFields($limit: Int, $skip: Int, $sort: [AdditionalFieldSort!], $modifiedSince: DateTimeISO) {
       result: additionalFields(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...AdditionalFieldFields } limit skip size hasNextPage }
     } ${FIELD}`,
@@ -30,6 +32,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addAdditionalField($input: CreateAdditionalFieldInput!) {
       result: createAdditionalField(input: $input) { id externalId }
     }`,
@@ -43,6 +46,7 @@ export const additionalFieldRoutes: RouteSpec[] = [
     idOnly: true,
     status: 200,
     refs: ref,
+    response: { name: 'ApiAdditionalFieldResponse' },
     document: `query getAdditionalField($ref: AdditionalFieldRef!) { result: additionalField(ref: $ref) { ...AdditionalFieldFields } } ${FIELD}`,
   },
   {

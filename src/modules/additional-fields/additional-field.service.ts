@@ -4,6 +4,7 @@ import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, type Page } from '../../common/pagination';
+import { ADDITIONAL_FIELD as F, MAX_ORDER_NUMBER } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
 import { AdditionalField } from './additional-field.entity';
@@ -15,21 +16,19 @@ import type {
   UpdateAdditionalFieldInput,
 } from './additional-field.inputs';
 
-/** Far below the integer column's limit, so pushing fields back can never overflow. */
-export const MAX_ORDER_NUMBER = 1_000_000_000;
-const UNICODE = /^[0-9A-Fa-f]{1,6}$/;
+export { MAX_ORDER_NUMBER };
 
 function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInput): void {
   const checks = new Checks()
-    .string('name', input.name, { min: 1, max: 256 })
-    .string('placeholder', input.placeholder, { max: 256, nullable: true })
-    .notNull('isEditableByMember', input.isEditableByMember)
-    .notNull('isMandatoryForMember', input.isMandatoryForMember)
-    .notNull('isVisibleInApp', input.isVisibleInApp)
-    .notNull('orderNumber', input.orderNumber);
-  if (input.icon && !UNICODE.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
+    .string('name', input.name, F.name)
+    .string('placeholder', input.placeholder, F.placeholder)
+    .nullable('isEditableByMember', input.isEditableByMember, F.isEditableByMember)
+    .nullable('isMandatoryForMember', input.isMandatoryForMember, F.isMandatoryForMember)
+    .nullable('isVisibleInApp', input.isVisibleInApp, F.isVisibleInApp)
+    .nullable('orderNumber', input.orderNumber, F.orderNumber);
+  if (input.icon && !F.unicode.pattern!.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
   const order = input.orderNumber;
-  if (order != null && (!Number.isInteger(order) || order < 0 || order > MAX_ORDER_NUMBER)) {
+  if (order != null && (!Number.isInteger(order) || order < F.orderNumber.min || order > F.orderNumber.max)) {
     checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
   }
   checks.done(['input']);

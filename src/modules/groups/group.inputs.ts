@@ -1,39 +1,52 @@
 import { Field, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
+import { GROUP, Rule } from '../../common/rules';
 
 @InputType({ description: 'ApiGroupInput for creation.' })
+@Rule({ name: 'ApiGroupInput' })
 export class CreateGroupInput {
-  @Field(() => String, { nullable: true, description: '1-128 of A-Z a-z 0-9 @ _ . -; unique in the community.' })
+  @Field(() => String, { nullable: true, description: '1-128 of A-Z a-z 0-9 @ _ . -; unique in the community. null: none.' })
+  @Rule(GROUP.externalId)
   externalId?: string | null;
 
   @Field({ description: '1-256 characters.' })
+  @Rule(GROUP.name)
   name!: string;
 
   @Field(() => String, { nullable: true, description: 'At most 2048 characters.' })
+  @Rule(GROUP.about)
   about?: string | null;
 
   @Field(() => String, { nullable: true, description: '#RRGGBB' })
+  @Rule(GROUP.color)
   color?: string | null;
 
-  @Field(() => Boolean, { nullable: true, description: 'Default true.' })
+  @Field(() => Boolean, { nullable: true, description: 'Default true; not null.' })
+  @Rule(GROUP.isVisibleInApp)
   isVisibleInApp?: boolean | null;
 }
 
-@InputType({ description: 'ApiGroupInput for updates: only the given fields change.' })
+@InputType({ description: 'ApiGroupPatchInput: only the given fields change; null clears externalId, about and color.' })
+@Rule({ name: 'ApiGroupPatchInput', example: { about: 'Everyone working in the Berlin office.' } })
 export class UpdateGroupInput {
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'null removes the externalId.' })
+  @Rule(GROUP.externalId)
   externalId?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: '1-256 characters; not null.' })
+  @Rule(GROUP.name)
   name?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'null clears it.' })
+  @Rule(GROUP.about)
   about?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'null clears it.' })
+  @Rule(GROUP.color)
   color?: string | null;
 
-  @Field(() => Boolean, { nullable: true })
+  @Field(() => Boolean, { nullable: true, description: 'Not null.' })
+  @Rule({ ...GROUP.isVisibleInApp, default: undefined })
   isVisibleInApp?: boolean | null;
 }
 

@@ -1,9 +1,10 @@
+import { GROUP as GROUP_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const GROUP = `fragment GroupFields on Group {
   id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt
 }`;
-const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: GROUP_RULES.externalId.example } };
 
 export const groupRoutes: RouteSpec[] = [
   {
@@ -14,6 +15,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 200,
     list: true,
+    response: { name: 'ApiGroupsResponse', item: 'ApiGroupResponse' },
     document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!], $modifiedSince: DateTimeISO) {
       result: groups(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...GroupFields } limit skip size hasNextPage }
     } ${GROUP}`,
@@ -26,6 +28,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroup($input: CreateGroupInput!) { result: createGroup(input: $input) { id externalId } }`,
   },
   {
@@ -36,6 +39,7 @@ export const groupRoutes: RouteSpec[] = [
     resource: 'groups',
     status: 200,
     refs: ref,
+    response: { name: 'ApiGroupResponse' },
     document: `query getGroup($ref: RecordRef!) { result: group(ref: $ref) { ...GroupFields } } ${GROUP}`,
   },
   {

@@ -5,22 +5,21 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { Checks, EXTERNAL_ID, rejectInvalid, under } from '../../common/validate';
+import { GROUP } from '../../common/rules';
+import { Checks, rejectInvalid, under } from '../../common/validate';
 import { notFound, type FieldIssue } from '../../errors/app-error';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
 
-const COLOR = { max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)' };
-
 /** The field rules of a group body, relative to it; group imports check their rows with them too. */
 export function groupIssues(input: CreateGroupInput | UpdateGroupInput): FieldIssue[] {
   return new Checks()
-    .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-    .string('name', input.name, { min: 1, max: 256 })
-    .string('about', input.about, { max: 2048, nullable: true })
-    .string('color', input.color, { ...COLOR, nullable: true })
-    .notNull('isVisibleInApp', input.isVisibleInApp).issues;
+    .string('externalId', input.externalId, GROUP.externalId)
+    .string('name', input.name, GROUP.name)
+    .string('about', input.about, GROUP.about)
+    .string('color', input.color, GROUP.color)
+    .nullable('isVisibleInApp', input.isVisibleInApp, GROUP.isVisibleInApp).issues;
 }
 
 const EXTERNAL_ID_TAKEN = {

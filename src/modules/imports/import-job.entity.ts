@@ -97,4 +97,10 @@ export class ImportRowError {
   @Field()
   @Property({ type: 'text' })
   detail!: string;
+
+  @Field(() => String, { description: 'JSON Pointer into the row (e.g. /name, /groupExternalIds/0); empty for the whole row.' })
+  get pointer(): string {
+    if (!this.field) return '';
+    return '/' + this.field.split('.').map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+  }
 }

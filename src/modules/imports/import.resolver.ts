@@ -3,7 +3,7 @@ import { pageOf } from '../../common/pagination';
 import { Community, type Context } from '../../context';
 import { NestedPageArgs } from '../notifications/notification.inputs';
 import { ImportJob, ImportKind, ImportRowError } from './import-job.entity';
-import { GroupImportInput, MemberImportInput } from './import.inputs';
+import { GroupImportInput, ImportJobListArgs, MemberImportInput } from './import.inputs';
 import { ImportService } from './import.service';
 
 const ImportJobPage = pageOf(ImportJob, 'ImportJob');
@@ -31,7 +31,7 @@ export class ImportResolver {
 
   @Authorized('triggers:read')
   @Query(() => ImportJobPage, { description: 'Import jobs of the caller\'s community, oldest first.' })
-  importJobs(@Args(() => NestedPageArgs) args: NestedPageArgs, @Community() communityId: string, @Ctx() ctx: Context) {
+  importJobs(@Args(() => ImportJobListArgs) args: ImportJobListArgs, @Community() communityId: string, @Ctx() ctx: Context) {
     return ctx.service(ImportService).list(communityId, args);
   }
 

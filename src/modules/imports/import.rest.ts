@@ -1,6 +1,16 @@
+import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
-/** 202: the import runs as a background job; `{ id, status }` names it for importJob(id). */
+const JOB = `fragment ImportJobFields on ImportJob {
+  id kind status total processed created updated failed
+  errors(limit: 20) { results { row pointer detail } limit skip size hasNextPage }
+  createdAt modifiedAt
+}`;
+
+/**
+ * 202: the import runs as a background job; `{ id, status }` names it, and `Location`
+ * points at GET /import_jobs/{id}, which reports its progress and first row errors.
+ */
 export const importRoutes: RouteSpec[] = [
   {
     operationId: 'importGroups',
@@ -11,6 +21,8 @@ export const importRoutes: RouteSpec[] = [
     status: 202,
     body: 'input',
     csv: { rows: 'groups' },
+    response: { name: 'ApiImportAcceptedResponse' },
+    location: '/import_jobs/{id}',
     document: `mutation importGroups($input: GroupImportInput!) { result: importGroups(input: $input) { id status } }`,
   },
   {
@@ -22,6 +34,33 @@ export const importRoutes: RouteSpec[] = [
     status: 202,
     body: 'input',
     csv: { rows: 'members' },
+    response: { name: 'ApiImportAcceptedResponse' },
+    location: '/import_jobs/{id}',
     document: `mutation importMembers($input: MemberImportInput!) { result: importMembers(input: $input) { id status } }`,
+  },
+  {
+    operationId: 'getImportJobs',
+    summary: 'Get import jobs',
+    method: 'GET',
+    path: '/import_jobs',
+    resource: 'triggers',
+    status: 200,
+    list: true,
+    response: { name: 'ApiImportJobsResponse', item: 'ApiImportJobResponse' },
+    document: `query getImportJobs($limit: Int, $skip: Int, $sort: [ImportJobSort!]) {
+      result: importJobs(limit: $limit, skip: $skip, sort: $sort) { results { ...ImportJobFields } limit skip size hasNextPage }
+    } ${JOB}`,
+  },
+  {
+    operationId: 'getImportJob',
+    summary: 'Get import job (status, counts, progress, first page of row errors)',
+    method: 'GET',
+    path: '/import_jobs/:identifier',
+    resource: 'triggers',
+    status: 200,
+    idOnly: true,
+    refs: { id: { param: 'identifier', keyParam: null, scalar: true, example: EXAMPLE_IDS.importJob } },
+    response: { name: 'ApiImportJobResponse' },
+    document: `query getImportJob($id: ID!) { result: importJob(id: $id) { ...ImportJobFields } } ${JOB}`,
   },
 ];

@@ -3,12 +3,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
 import { invalid, notFound } from '../../errors/app-error';
+import { MAX_IMPORT_ROWS } from '../../common/rules';
 import { enqueue } from '../../jobs/queue';
 import { ImportJob, ImportRowError, type ImportKind } from './import-job.entity';
 
 export const RUN_IMPORT = 'import_run';
 /** Far above what the 1 MiB body allows; a guard for GraphQL callers. */
-export const MAX_IMPORT_ROWS = 100_000;
+export { MAX_IMPORT_ROWS };
 
 export class ImportService {
   constructor(private readonly em: EntityManager) {}

@@ -1,12 +1,12 @@
-import { Checks, EXTERNAL_ID } from '../../common/validate';
+import { MEMBER } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import type { FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
 
-export const MAX_VALUE_LENGTH = 2048;
-export const MAX_BULK = 1000;
+export const MAX_VALUE_LENGTH = MEMBER.fieldValue.max;
+export const MAX_BULK = MEMBER.bulk.maxItems!;
 
-/** Pragmatic, not RFC 5322: one @, no spaces or quotes, a dotted domain of DNS labels. */
-const EMAIL = /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const { pattern: EMAIL, ...EMAIL_LENGTH } = MEMBER.emailAddress;
 export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAddress'] as const;
 
 /**
@@ -15,13 +15,13 @@ export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAdd
  */
 export function memberIssues(input: CreateMemberInput | UpdateMemberInput, create: boolean): FieldIssue[] {
   const checks = new Checks()
-    .string('externalId', input.externalId, { ...EXTERNAL_ID, nullable: true })
-    .string('firstName', input.firstName, { min: 1, max: 256, nullable: true })
-    .string('lastName', input.lastName, { min: 1, max: 256, nullable: true })
-    .string('emailAddress', input.emailAddress, { min: 3, max: 254, nullable: true })
-    .notNull('additionalFields', input.additionalFields);
+    .string('externalId', input.externalId, MEMBER.externalId)
+    .string('firstName', input.firstName, MEMBER.firstName)
+    .string('lastName', input.lastName, MEMBER.lastName)
+    .string('emailAddress', input.emailAddress, EMAIL_LENGTH)
+    .nullable('additionalFields', input.additionalFields, MEMBER.additionalFields);
   const email = input.emailAddress;
-  if (typeof email === 'string' && checks.ok && !EMAIL.test(email)) {
+  if (typeof email === 'string' && checks.ok && !EMAIL!.test(email)) {
     checks.add(['emailAddress'], 'emailAddress must be a valid email address');
   }
   if (create && IDENTITY_FIELDS.every((f) => input[f] == null)) {
@@ -29,7 +29,7 @@ export function memberIssues(input: CreateMemberInput | UpdateMemberInput, creat
   }
   const seen = new Map<string, number>();
   (input.additionalFields ?? []).forEach((entry, i) => {
-    const at = new Checks().string('value', entry.value, { max: MAX_VALUE_LENGTH, nullable: true });
+    const at = new Checks().string('value', entry.value, MEMBER.fieldValue);
     const first = seen.get(entry.id.toLowerCase());
     if (first !== undefined) at.add(['id'], `additional field ${entry.id} is already given at /additionalFields/${first}`);
     else seen.set(entry.id.toLowerCase(), i);

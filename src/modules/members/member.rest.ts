@@ -1,9 +1,10 @@
+import { MEMBER as MEMBER_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const MEMBER = `fragment MemberFields on Member {
   id externalId firstName lastName emailAddress additionalFields { id value } createdAt modifiedAt
 }`;
-const ref = { ref: { param: 'identifier', keyParam: 'key' as const } };
+const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBER_RULES.externalId.example } };
 
 /** `/members/_bulk` comes before the `/members/:identifier` routes (literal segments first). */
 export const memberRoutes: RouteSpec[] = [
@@ -15,6 +16,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 200,
     list: true,
+    response: { name: 'ApiMembersResponse', item: 'ApiMemberResponse' },
     document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!], $modifiedSince: DateTimeISO) {
       result: members(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...MemberFields } limit skip size hasNextPage }
     } ${MEMBER}`,
@@ -27,6 +29,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addMember($input: CreateMemberInput!) { result: createMember(input: $input) { id externalId } }`,
   },
   {
@@ -37,6 +40,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addMembers($input: CreateMembersInput!) { result: createMembers(input: $input) { id externalId } }`,
   },
   {
@@ -47,6 +51,7 @@ export const memberRoutes: RouteSpec[] = [
     resource: 'members',
     status: 200,
     refs: ref,
+    response: { name: 'ApiMemberResponse' },
     document: `query getMember($ref: RecordRef!) { result: member(ref: $ref) { ...MemberFields } } ${MEMBER}`,
   },
   {

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { Checks, EXTERNAL_ID, under } from '../../common/validate';
+import { MAX_MEMBERSHIPS_BULK, MEMBERSHIP } from '../../common/rules';
+import { Checks, under } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
 import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
-export const MAX_BULK = 1000;
+export const MAX_BULK = MAX_MEMBERSHIPS_BULK;
 type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
@@ -45,8 +46,8 @@ async function loadClashes(em: EntityManager, groupId: string, memberIds: string
 /** The field rules of a membership body (create item or patch), relative to it. */
 export function membershipIssues(item: CreateGroupMembershipInput | UpdateGroupMembershipInput): FieldIssue[] {
   return new Checks()
-    .string('externalId', item.externalId, { ...EXTERNAL_ID, nullable: true })
-    .string('title', item.title, { max: 256, nullable: true }).issues;
+    .string('externalId', item.externalId, MEMBERSHIP.externalId)
+    .string('title', item.title, MEMBERSHIP.title).issues;
 }
 
 /**

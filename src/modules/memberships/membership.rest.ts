@@ -1,11 +1,12 @@
+import { GROUP as GROUP_RULES, MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership {
   id externalId memberId memberExternalId title orderNumber role createdAt modifiedAt
 }`;
-const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const };
+const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const, example: GROUP_RULES.externalId.example };
 const inGroup = { groupRef: group };
-const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const } };
+const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBERSHIP_RULES.externalId.example } };
 const base = { resource: 'group_memberships' as const };
 
 /** Literal segments (`_bulk`, `order`) come before `/:identifier` (architecture.md). */
@@ -19,6 +20,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 200,
     refs: inGroup,
     list: true,
+    response: { name: 'ApiGroupMembershipsResponse', item: 'ApiGroupMembershipResponse' },
     document: `query getGroupMemberships($groupRef: RecordRef!, $limit: Int, $skip: Int, $sort: [GroupMembershipSort!], $modifiedSince: DateTimeISO) {
       result: groupMemberships(groupRef: $groupRef, limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) {
         results { ...GroupMembershipFields } limit skip size hasNextPage
@@ -34,6 +36,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 201,
     refs: inGroup,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroupMembership($groupRef: RecordRef!, $input: CreateGroupMembershipInput!) {
       result: createGroupMembership(groupRef: $groupRef, input: $input) { id externalId }
     }`,
@@ -47,6 +50,7 @@ export const membershipRoutes: RouteSpec[] = [
     status: 201,
     refs: inGroup,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addGroupMemberships($groupRef: RecordRef!, $input: CreateGroupMembershipsInput!) {
       result: createGroupMemberships(groupRef: $groupRef, input: $input) { id externalId }
     }`,
@@ -72,6 +76,7 @@ export const membershipRoutes: RouteSpec[] = [
     path: '/groups/:groupIdentifier/memberships/:identifier',
     status: 200,
     refs: one,
+    response: { name: 'ApiGroupMembershipResponse' },
     document: `query getGroupMembership($groupRef: RecordRef!, $ref: RecordRef!) {
       result: groupMembership(groupRef: $groupRef, ref: $ref) { ...GroupMembershipFields }
     } ${MEMBERSHIP}`,

@@ -9,6 +9,7 @@ export const notificationRoutes: RouteSpec[] = [
     resource: 'notifications',
     status: 201,
     body: 'input',
+    response: { name: 'ApiInsertResponse' },
     document: `mutation addNotification($input: CreateNotificationInput!) { result: createNotification(input: $input) { id externalId } }`,
   },
 ];

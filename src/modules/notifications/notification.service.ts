@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, toPage, type Page } from '../../common/pagination';
+import { NOTIFICATION, MAX_RECIPIENTS } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { conflict, invalid, notFound, type FieldIssue } from '../../errors/app-error';
 import { enqueue, removeJob } from '../../jobs/queue';
@@ -9,7 +10,7 @@ import { Notification, NotificationStatus } from './notification.entity';
 import type { CreateNotificationInput, NotificationListArgs } from './notification.inputs';
 
 export const SEND_NOTIFICATION = 'notification_send';
-export const MAX_RECIPIENTS = 10_000;
+export { MAX_RECIPIENTS };
 
 /** One pending job per notification: cancelling removes it by this key. */
 export const jobKeyOf = (notificationId: string) => `notification:${notificationId}`;
@@ -64,12 +65,12 @@ export class NotificationService {
     const ids = input.memberIds ?? [];
     const externalIds = input.memberExternalIds ?? [];
     const checks = new Checks()
-      .string('title', input.title, { min: 1, max: 256 })
-      .string('message', input.message, { min: 1, max: 10_000 });
+      .string('title', input.title, NOTIFICATION.title)
+      .string('message', input.message, NOTIFICATION.message);
     if (!ids.length && !externalIds.length) {
       checks.add(['memberIds'], 'At least one recipient is required in memberIds or memberExternalIds');
     } else if (ids.length + externalIds.length > MAX_RECIPIENTS) {
-      checks.add(['memberIds'], `At most ${MAX_RECIPIENTS} recipients (memberIds and memberExternalIds together)`);
+      checks.add([ids.length ? 'memberIds' : 'memberExternalIds'], `At most ${MAX_RECIPIENTS} recipients (memberIds and memberExternalIds together)`);
     }
     checks.done(['input']);
 
