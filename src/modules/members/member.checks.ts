@@ -3,7 +3,6 @@ import type { FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
 
 export const MAX_VALUE_LENGTH = 2048;
-export const MAX_BULK = 1000;
 
 /** Pragmatic, not RFC 5322: one @, no spaces or quotes, a dotted domain of DNS labels. */
 const EMAIL = /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;

@@ -1,14 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { Checks, EXTERNAL_ID, under } from '../../common/validate';
+import { Checks, EXTERNAL_ID, rejectInvalid, under, type Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
-import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
+import { AppError, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
 import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
-export const MAX_BULK = 1000;
-type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
 /** Every memberId / memberExternalId of the batch, resolved in one query (community-scoped). */
@@ -87,7 +85,7 @@ export async function insertMemberships(
       else seenExternal.set(item.externalId, i);
     }
   });
-  if (issues.length) throw invalid(issues);
+  rejectInvalid(issues);
 
   const clashes = await loadClashes(em, group.id, [...seenMember.keys()], [...seenExternal.keys()]);
   const conflicts: FieldIssue[] = [];

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
 import { pageWindow, toPage, type Page } from '../../common/pagination';
-import { Checks } from '../../common/validate';
-import { conflict, invalid, notFound, type FieldIssue } from '../../errors/app-error';
+import { Checks, rejectInvalid } from '../../common/validate';
+import { conflict, notFound, type FieldIssue } from '../../errors/app-error';
 import { enqueue, removeJob } from '../../jobs/queue';
 import { anyOf, arrayOf } from '../../db/sql';
 import { Notification, NotificationStatus } from './notification.entity';
@@ -149,7 +149,7 @@ export class NotificationService {
       if (id) result.add(id);
       else issues.push({ path: ['input', 'memberExternalIds', i], detail: `No member with externalId "${externalId}" in this community` });
     });
-    if (issues.length) throw invalid(issues);
+    rejectInvalid(issues);
     return [...result];
   }
 }
