@@ -97,6 +97,9 @@ export const GROUP = {
 export const EMAIL_PATTERN =
   /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
+/** Bulk bodies (members, memberships) carry 1 to MAX_BULK items, all or nothing. */
+export const MAX_BULK = 1000;
+
 export const MEMBER = {
   externalId: { ...EXTERNAL_ID, example: 'ada-lovelace' },
   firstName: text({ min: 1, max: 256, nullable: true, example: 'Ada' }),
@@ -111,7 +114,7 @@ export const MEMBER = {
     example: 'ada@example.com',
   }),
   additionalFields: list({ nullable: false }),
-  bulk: list({ minItems: 1, maxItems: 1000 }),
+  bulk: list({ minItems: 1, maxItems: MAX_BULK }),
   fieldValue: text({ max: 2048, nullable: true, example: 'Engineering' }),
 };
 
@@ -128,7 +131,7 @@ export const ADDITIONAL_FIELD = {
   orderNumber: int({ min: 0, max: MAX_ORDER_NUMBER, nullable: false, example: 1 }),
 };
 
-export const MAX_MEMBERSHIPS_BULK = 1000;
+export const MAX_MEMBERSHIPS_BULK = MAX_BULK;
 
 export const MEMBERSHIP = {
   externalId: { ...EXTERNAL_ID, example: 'ada-in-berlin' },

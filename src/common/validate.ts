@@ -1,6 +1,11 @@
 import { invalid, type FieldIssue } from '../errors/app-error';
 
-type Path = (string | number)[];
+/** Where a value sits: from the checked value (relative) or from the GraphQL argument (placed). */
+export type Path = (string | number)[];
+
+/** Bulk bodies (members, memberships) carry 1 to MAX_BULK items, all or nothing (src/common/rules.ts). */
+export { MAX_BULK } from './rules';
+import { MAX_BULK } from './rules';
 
 /**
  * The one collector for field rules. Checks collect issues and never throw; their paths
@@ -70,6 +75,12 @@ export class Checks {
 /** Issues relative to a value, moved to where the value sits: `under(['input'], [{ path: ['name'] }])` names `input.name`. */
 export function under(at: Path, issues: FieldIssue[]): FieldIssue[] {
   return at.length ? issues.map((issue) => ({ ...issue, path: [...at, ...issue.path] })) : issues;
+}
+
+/** The size rule of a bulk list, as one issue at the list (`path` ends with the list's name). */
+export function bulkSizeIssues(path: Path, count: number): FieldIssue[] {
+  if (count >= 1 && count <= MAX_BULK) return [];
+  return [{ path, detail: `${path[path.length - 1]} must hold 1-${MAX_BULK} items, got ${count}` }];
 }
 
 /** One 400 naming every issue; nothing when there are none. */

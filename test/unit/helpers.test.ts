@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isId, orderedIds } from '../../src/common/ids';
-import { Checks, rejectInvalid, under } from '../../src/common/validate';
+import { bulkSizeIssues, Checks, MAX_BULK, rejectInvalid, under } from '../../src/common/validate';
 import { arrayOf } from '../../src/db/sql';
 import { AppError } from '../../src/errors/app-error';
 
@@ -38,6 +38,17 @@ describe('Checks', () => {
       expect((err as AppError).code).toBe('VALIDATION');
       expect((err as AppError).issues).toEqual([{ path: ['input', 'name'], detail: 'name must be at most 3 characters long' }]);
     }
+  });
+});
+
+describe('bulkSizeIssues', () => {
+  it('takes 1 to MAX_BULK items and names the list otherwise', () => {
+    expect(bulkSizeIssues(['input', 'members'], 1)).toEqual([]);
+    expect(bulkSizeIssues(['input', 'members'], MAX_BULK)).toEqual([]);
+    expect(bulkSizeIssues(['input', 'members'], 0)).toEqual([{ path: ['input', 'members'], detail: 'members must hold 1-1000 items, got 0' }]);
+    expect(bulkSizeIssues(['input', 'groupMemberships'], MAX_BULK + 1)).toEqual([
+      { path: ['input', 'groupMemberships'], detail: 'groupMemberships must hold 1-1000 items, got 1001' },
+    ]);
   });
 });
 

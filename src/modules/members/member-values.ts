@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
+import type { Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
 import type { FieldIssue } from '../../errors/app-error';
 import type { MemberFieldValueInput } from './member.inputs';
 
-type Path = (string | number)[];
 
 
 /**

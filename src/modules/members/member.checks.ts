@@ -4,7 +4,6 @@ import type { FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
 
 export const MAX_VALUE_LENGTH = MEMBER.fieldValue.max;
-export const MAX_BULK = MEMBER.bulk.maxItems!;
 
 const { pattern: EMAIL, ...EMAIL_LENGTH } = MEMBER.emailAddress;
 export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAddress'] as const;

@@ -6,15 +6,13 @@ import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { AppError, invalid, notFound, type FieldIssue } from '../../errors/app-error';
-import { batchDuplicateIssues, IDENTITY_FIELDS, MAX_BULK, memberIssues } from './member.checks';
+import { batchDuplicateIssues, IDENTITY_FIELDS, memberIssues } from './member.checks';
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
 import { insertRecords } from '../../db/write';
-import { rejectInvalid, under } from '../../common/validate';
+import { bulkSizeIssues, rejectInvalid, under, type Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
-
-type Path = (string | number)[];
 
 /** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
 const taken = (base: Path, whole?: Path) => ({
@@ -44,11 +42,8 @@ export class MemberService {
   }
 
   async createMany(communityId: string, input: CreateMembersInput): Promise<Member[]> {
-    const count = input.members.length;
-    if (count < 1 || count > MAX_BULK) {
-      throw invalid([{ path: ['input', 'members'], detail: `members must hold 1-${MAX_BULK} items, got ${count}` }]);
-    }
     const list = ['input', 'members'];
+    rejectInvalid(bulkSizeIssues(list, input.members.length));
     return this.insert(communityId, input.members, { item: (i) => [...list, i], list });
   }
 
@@ -64,7 +59,7 @@ export class MemberService {
     return this.em.transactional(async (em) => {
       const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
       issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
-      if (issues.length) throw invalid(issues);
+      rejectInvalid(issues);
       await this.rejectTaken(em, communityId, items, pathOf);
 
       const fields = items.map((item) => ({
@@ -118,7 +113,7 @@ export class MemberService {
       await assertVersion(em, 'members', member.id, expectedVersion);
       const entries = input.additionalFields ?? [];
       const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
-      if (unknown.length) throw invalid(unknown);
+      rejectInvalid(unknown);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
       const { additionalFields: _values, ...fields } = input;
       wrap(member).assign(fields, { ignoreUndefined: true });

@@ -1,15 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId, orderedIds } from '../../common/ids';
-import { MAX_MEMBERSHIPS_BULK, MEMBERSHIP } from '../../common/rules';
-import { Checks, under } from '../../common/validate';
+import { MEMBERSHIP } from '../../common/rules';
+import { Checks, rejectInvalid, under, type Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
-import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
+import { AppError, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { GroupMembership } from './membership.entity';
 import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
-export const MAX_BULK = MAX_MEMBERSHIPS_BULK;
-type Path = (string | number)[];
 type MemberRow = { id: string; external_id: string | null };
 
 /**
@@ -93,7 +91,7 @@ export async function insertMemberships(
       else seenExternal.set(item.externalId, i);
     }
   });
-  if (issues.length) throw invalid(issues);
+  rejectInvalid(issues);
 
   const clashes = await loadClashes(em, group.id, [...seenMember.keys()], [...seenExternal.keys()]);
   const conflicts: FieldIssue[] = [];
@@ -141,17 +139,32 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
     n: i,
   }));
   const at = now.toISOString();
-  const inserted: Record<string, unknown>[] = await em.execute(
-    `insert into group_memberships
+  const inserted = await em.execute<{ id: string; order_number: number }[]>(
+    `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)),
+          top as (select g.group_id, max(g.order_number) as top from group_memberships g
+                   where g.group_id in (select distinct group_id from v) group by g.group_id)
+     insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
      select v.id, ?, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
-            coalesce((select max(g.order_number) from group_memberships g where g.group_id = v.group_id), 0)
-              + row_number() over (partition by v.group_id order by v.n),
+            coalesce(top.top, 0) + row_number() over (partition by v.group_id order by v.n),
             ?::timestamptz, ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)
-     returning *`,
-    [communityId, at, at, JSON.stringify(rows)],
+       from v left join top on top.group_id = v.group_id
+     returning id, order_number`,
+    [JSON.stringify(rows), communityId, at, at],
   );
-  const byNewId = new Map(inserted.map((r) => [r.id as string, r]));
-  return ids.map((id) => em.map(GroupMembership, byNewId.get(id)!));
+  // Plain records, as insertRecords answers (src/db/write.ts): no identity map to fill for an import.
+  const orderOf = new Map(inserted.map((r) => [r.id, Number(r.order_number)]));
+  return items.map((item, i) =>
+    Object.assign(new GroupMembership(), {
+      id: ids[i],
+      communityId,
+      groupId: item.groupId,
+      memberId: item.memberId,
+      externalId: item.externalId ?? null,
+      title: item.title ?? null,
+      orderNumber: orderOf.get(ids[i])!,
+      createdAt: now,
+      modifiedAt: now,
+    }),
+  );
 }

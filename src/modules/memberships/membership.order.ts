@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { arrayOf } from '../../db/sql';
-import { invalid, type FieldIssue } from '../../errors/app-error';
+import { rejectInvalid } from '../../common/validate';
+import type { FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import type { GroupMembershipsOrderInput } from './membership.inputs';
 
@@ -42,7 +43,7 @@ function matchOrder(rows: { id: string; external_id: string | null }[], input: G
     const list = missing.slice(0, SHOWN).join(', ') + (missing.length > SHOWN ? `, and ${missing.length - SHOWN} more` : '');
     issues.push({ path: ['input', 'order'], detail: `order must list every membership of the group; missing: ${list}` });
   }
-  if (issues.length) throw invalid(issues);
+  rejectInvalid(issues);
   return ordered;
 }
 

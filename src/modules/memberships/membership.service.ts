@@ -6,11 +6,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { rejectInvalid, under } from '../../common/validate';
-import { invalid, notFound } from '../../errors/app-error';
+import { bulkSizeIssues, rejectInvalid, under } from '../../common/validate';
+import { notFound } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
-import { insertMemberships, MAX_BULK, membershipIssues } from './membership.create';
+import { insertMemberships, membershipIssues } from './membership.create';
 import { GroupMembership, MembershipRole } from './membership.entity';
 import type {
   CreateGroupMembershipInput,
@@ -65,9 +65,7 @@ export class GroupMembershipService {
   /** All or nothing: one transaction, one INSERT; any bad item fails the whole batch. */
   async createMany(communityId: string, groupRef: RecordRef, input: CreateGroupMembershipsInput): Promise<GroupMembership[]> {
     const items = input.groupMemberships;
-    if (items.length < 1 || items.length > MAX_BULK) {
-      throw invalid([{ path: ['input', 'groupMemberships'], detail: `groupMemberships must hold 1 to ${MAX_BULK} items` }]);
-    }
+    rejectInvalid(bulkSizeIssues(['input', 'groupMemberships'], items.length));
     return mapUnique(
       () =>
         inLockedGroup(this.em, communityId, groupRef, (tem, group) =>

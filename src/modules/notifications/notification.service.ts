@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isId } from '../../common/ids';
+import { isId, orderedIds } from '../../common/ids';
 import { pageWindow, toPage, type Page } from '../../common/pagination';
 import { NOTIFICATION, MAX_RECIPIENTS } from '../../common/rules';
-import { Checks } from '../../common/validate';
-import { conflict, invalid, notFound, type FieldIssue } from '../../errors/app-error';
+import { Checks, rejectInvalid } from '../../common/validate';
+import { conflict, notFound, type FieldIssue } from '../../errors/app-error';
 import { enqueue, removeJob } from '../../jobs/queue';
 import { anyOf, arrayOf } from '../../db/sql';
 import { Notification, NotificationStatus } from './notification.entity';
@@ -30,11 +30,15 @@ export async function deliverNotification(em: EntityManager, notificationId: str
     [at, at, notificationId],
   );
   if (!claimed.length) return false;
+  // Time-ordered ids, as for every record (deliveries share deliveredAt; id breaks the tie).
+  // Recipients only ever shrink (a member deleted), so the count read first covers them.
+  const [{ n }] = await em.execute<{ n: string }[]>('select count(*) as n from notification_recipients where notification_id = ?', [notificationId]);
   await em.execute(
     `insert into notification_deliveries (id, notification_id, member_id, delivered_at)
-     select gen_random_uuid(), r.notification_id, r.member_id, ? from notification_recipients r where r.notification_id = ?
+     select (?::uuid[])[row_number() over (order by r.member_id)], r.notification_id, r.member_id, ?
+       from notification_recipients r where r.notification_id = ?
      on conflict (notification_id, member_id) do nothing`,
-    [at, notificationId],
+    [arrayOf(orderedIds(Number(n))), at, notificationId],
   );
   // Recipients deleted since creation received nothing: the count says who did.
   await em.execute(
@@ -146,7 +150,7 @@ export class NotificationService {
       if (id) result.add(id);
       else issues.push({ path: ['input', 'memberExternalIds', i], detail: `No member with externalId "${externalId}" in this community` });
     });
-    if (issues.length) throw invalid(issues);
+    rejectInvalid(issues);
     return [...result];
   }
 }
