@@ -124,14 +124,14 @@ export async function createApp(deps: AppDeps) {
     if (outcome.retryAfter !== undefined) res.setHeader('Retry-After', String(outcome.retryAfter));
     sendProblem(res, problem(outcome.status, outcome.detail));
   });
-  v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl }));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
   app.use(
     '/graphql',
     express.json({ limit: JSON_LIMIT }),
-    graphqlIdempotency(apollo, gate, em),
+    graphqlIdempotency(apollo, gate, em, pool),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));

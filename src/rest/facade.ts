@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import { createContext, type Caller } from '../context';
 import { appErrorOf } from '../errors/app-error';
 import { isUnavailable } from '../errors/unavailable';
@@ -18,6 +19,8 @@ import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, ty
 export interface FacadeDeps {
   schema: GraphQLSchema;
   em: EntityManager;
+  /** For Idempotency-Key error answers (src/rest/idempotency.ts). */
+  pool: Pool;
   logger: Logger;
   publicBaseUrl: string | undefined;
 }
@@ -162,6 +165,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         else if (idempotency.key) {
           result = await runIdempotent({
             em: deps.em,
+            pool: deps.pool,
             owner: ownerOf(res.locals.caller as Caller),
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
