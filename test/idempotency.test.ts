@@ -54,6 +54,17 @@ describe('Idempotency-Key on POST', () => {
     expect(await count('groups', t.communityId)).toBeGreaterThan(0);
   });
 
+  it('a 404 of the operation is stored too and replayed', async () => {
+    const missing = '00000000-0000-7000-8000-000000000000';
+    const body = { memberId: missing };
+    const first = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expectProblem(first, 404);
+    const again = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expect(again.status).toBe(404);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+  });
+
   it('keys are per API key: another key with the same Idempotency-Key runs anew', async () => {
     const other = await app.tenant();
     const a = await app.http.post('/api/v1/groups').set(auth(t, 'shared')).send({ name: 'S' });

@@ -133,7 +133,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       if (status >= 300) {
         // An error answer keeps no effects: store it on another connection while this
         // transaction still holds the key (no other request can slip in), then roll back.
-        if (STORED_ERRORS.has(status)) await pool.query(INSERT, row);
+        if (STORED_ERRORS.has(status)) raced = (await pool.query(INSERT, row)).rowCount === 0;
         throw new Discard(STORED_ERRORS.has(status) ? answer : { ...answer, discarded: true });
       }
       const inserted = await tx.execute<unknown[]>(INSERT.replace(/\$\d/g, '?'), row);
