@@ -150,6 +150,22 @@ describe('modifiedSince', () => {
     }
   });
 
+  it('GraphQL: the lists and the nested memberships of a group take modifiedSince too', async () => {
+    const tenant = await app.tenant();
+    const groupId = (await app.http.post('/api/v1/groups').set(auth(tenant)).send({ name: 'g' })).body.id;
+    const memberId = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ firstName: 'm' })).body.id;
+    await app.http.post(`/api/v1/groups/${groupId}/memberships`).set(auth(tenant)).send({ memberId }).expect(201);
+    const query = `query($id: ID!, $since: DateTimeISO) {
+      group(ref: { id: $id }) { memberships(modifiedSince: $since) { size } }
+      members(modifiedSince: $since) { size }
+    }`;
+    const gql = gqlWith(app);
+    const past = await gql(query, { id: groupId, since: '2000-01-01T00:00:00.000Z' }, tenant.key);
+    expect(past.data).toEqual({ group: { memberships: { size: 1 } }, members: { size: 1 } });
+    const future = await gql(query, { id: groupId, since: new Date(Date.now() + 60_000).toISOString() }, tenant.key);
+    expect(future.data).toEqual({ group: { memberships: { size: 0 } }, members: { size: 0 } });
+  });
+
   it('a malformed timestamp is a 400 naming #/query/modifiedSince', async () => {
     for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '2026-01-01']) {
       expectProblem(await app.http.get(`/api/v1/groups?modifiedSince=${bad}`).set(auth(t)), 400, '#/query/modifiedSince');
