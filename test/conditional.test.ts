@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { gqlWith, sqlWith } from './helpers/jobs';
 import { expectProblem } from './helpers/problem';
+import { countSql } from './helpers/sql-count';
 
 let app: TestApp;
 let t: Tenant;
@@ -60,6 +61,26 @@ describe('ETag, If-None-Match and If-Match', () => {
       const staleDelete = await app.http.delete(`/api/v1${r.path}`).set(auth(t)).set('If-Match', etag);
       expectProblem(staleDelete, 412);
       await app.http.get(`/api/v1${r.path}`).set(auth(t)).expect(200);
+    }
+  });
+
+  it('a 304 reads only the version: fewer statements than the full answer (no field values of a member)', async () => {
+    const fieldId = await post('/additional_fields', { name: 'Counted', type: 'TEXT' });
+    const id = await post('/members', { firstName: 'C', additionalFields: [{ id: fieldId, value: 'v' }] });
+    const { etag } = (await app.http.get(`/api/v1/members/${id}`).set(auth(t))).headers;
+    const counter = countSql(app.runtime);
+    try {
+      counter.reset();
+      await app.http.get(`/api/v1/members/${id}`).set(auth(t)).set('If-None-Match', etag).expect(304);
+      const notModified = counter.count('orm');
+      const seen = JSON.stringify(counter.statements);
+      counter.reset();
+      const full = await app.http.get(`/api/v1/members/${id}`).set(auth(t)).expect(200);
+      expect(full.body.additionalFields).toEqual([{ id: fieldId, value: 'v' }]);
+      expect(notModified, seen).toBe(1);
+      expect(counter.count('orm')).toBeGreaterThan(notModified);
+    } finally {
+      counter.stop();
     }
   });
 

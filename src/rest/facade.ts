@@ -13,7 +13,7 @@ import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
-import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, withEtagSelection } from './conditional';
+import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, type Answer } from './idempotency';
 
 export interface FacadeDeps {
@@ -115,6 +115,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
     const document = etag ? withEtagSelection(route.parsed) : route.parsed;
+    const versionDocument = etag ? versionOnly(route.parsed) : undefined;
     const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
 
     /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */
@@ -126,6 +127,11 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       }
       const caller = res.locals.caller as Caller;
       const contextValue = createContext(em, caller, res.locals.requestId);
+      if (versionDocument && req.get('if-none-match')) {
+        const current = await execute({ schema: deps.schema, document: versionDocument, variableValues: variables, contextValue });
+        const tag = current.errors ? undefined : takeEtag((current.data as { result: Record<string, unknown> }).result);
+        if (tag && answerNotModified(req, res, tag)) return { status: 304, contentType: '', body: '' };
+      }
       const result = await execute({ schema: deps.schema, document, variableValues: variables, contextValue });
       if (result.errors?.length) {
         const error = result.errors[0];
