@@ -76,7 +76,8 @@ export function goals(r: BenchResults): Goal[] {
   const imp = single('import');
   out.push(atMost('Import of 100,000 members (REST, until COMPLETED)', (imp?.restMedian ?? NaN) / 1000, 30, (v) => `${v.toFixed(1)} s`, imp?.note));
   const safety = (id: string) => r.safety?.find((c) => c.id === id)?.ratio ?? NaN;
-  out.push(atMost('POST with Idempotency-Key vs without (time ratio)', safety('idempotentPost'), 1.15, x));
+  out.push(atMost('POST with Idempotency-Key vs without (time ratio, one small create)', safety('idempotentPost'), 1.15, x));
+  out.push(atMost('POST with Idempotency-Key vs without (time ratio, bulk of 100)', safety('idempotentBulk'), 1.15, x));
   out.push(atMost('Conditional GET answered 304 vs the full GET (time ratio)', safety('conditionalGet'), 1.0, x));
   out.push(atMost(`Peak RSS under ${r.meta.settings.connections} connections`, r.memory.service.peakMb, 150, (v) => `${Math.round(v)} MB`));
   return out;

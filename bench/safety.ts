@@ -59,6 +59,25 @@ export async function timeSafety(url: string, key: string, s: Seeded, reps: numb
     reps,
   });
 
+  // The case the feature exists for: a bulk that must not be applied twice (100 members).
+  const bulk = (rep: number, idem: boolean): HttpRequest => ({
+    method: 'POST',
+    path: '/api/v1/members/_bulk',
+    headers: { ...json(key), ...(idem ? { 'idempotency-key': `bench-bulk-${Date.now()}-${rep}` } : {}) },
+    body: JSON.stringify({ members: Array.from({ length: 100 }, (_, i) => ({ firstName: `Bulk ${rep} ${i}`, lastName: idem ? 'with key' : 'without key' })) }),
+  });
+  const bulkReps = Math.max(10, Math.round(reps / 4));
+  const bulked = await pairs(bulkReps, (rep) => ok(url, bulk(rep, true), 201), (rep) => ok(url, bulk(rep, false), 201));
+  out.push({
+    id: 'idempotentBulk',
+    label: 'POST /members/_bulk (100)',
+    withLabel: 'with Idempotency-Key',
+    withoutLabel: 'without',
+    ...bulked,
+    ratio: bulked.withMedian / bulked.withoutMedian,
+    reps: bulkReps,
+  });
+
   const path = `/api/v1/groups/${s.bigGroupId}`;
   const full = await timeOnce(url, { method: 'GET', path, headers: { 'x-api-key': key } });
   const etag = (await fetch(url + path, { headers: { 'x-api-key': key } })).headers.get('etag');

@@ -121,7 +121,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -133,7 +133,7 @@ export async function createApp(deps: AppDeps) {
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
-    graphqlIdempotency(apollo, gate, em),
+    graphqlIdempotency(apollo, gate, em, pool),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { gqlWith, sqlWith } from './helpers/jobs';
 import { expectProblem } from './helpers/problem';
+import { countSql } from './helpers/sql-count';
 
 let app: TestApp;
 let t: Tenant;
@@ -60,6 +61,26 @@ describe('ETag, If-None-Match and If-Match', () => {
       const staleDelete = await app.http.delete(`/api/v1${r.path}`).set(auth(t)).set('If-Match', etag);
       expectProblem(staleDelete, 412);
       await app.http.get(`/api/v1${r.path}`).set(auth(t)).expect(200);
+    }
+  });
+
+  it('a 304 reads only the version: fewer statements than the full answer (no field values of a member)', async () => {
+    const fieldId = await post('/additional_fields', { name: 'Counted', type: 'TEXT' });
+    const id = await post('/members', { firstName: 'C', additionalFields: [{ id: fieldId, value: 'v' }] });
+    const { etag } = (await app.http.get(`/api/v1/members/${id}`).set(auth(t))).headers;
+    const counter = countSql(app.runtime);
+    try {
+      counter.reset();
+      await app.http.get(`/api/v1/members/${id}`).set(auth(t)).set('If-None-Match', etag).expect(304);
+      const notModified = counter.count('orm');
+      const seen = JSON.stringify(counter.statements);
+      counter.reset();
+      const full = await app.http.get(`/api/v1/members/${id}`).set(auth(t)).expect(200);
+      expect(full.body.additionalFields).toEqual([{ id: fieldId, value: 'v' }]);
+      expect(notModified, seen).toBe(1);
+      expect(counter.count('orm')).toBeGreaterThan(notModified);
+    } finally {
+      counter.stop();
     }
   });
 
@@ -148,6 +169,22 @@ describe('modifiedSince', () => {
       const past = await app.http.get(`/api/v1${path}?modifiedSince=2000-01-01T00:00:00Z`).set(auth(tenant));
       expect(past.body.results.length, path).toBe(1);
     }
+  });
+
+  it('GraphQL: the lists and the nested memberships of a group take modifiedSince too', async () => {
+    const tenant = await app.tenant();
+    const groupId = (await app.http.post('/api/v1/groups').set(auth(tenant)).send({ name: 'g' })).body.id;
+    const memberId = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ firstName: 'm' })).body.id;
+    await app.http.post(`/api/v1/groups/${groupId}/memberships`).set(auth(tenant)).send({ memberId }).expect(201);
+    const query = `query($id: ID!, $since: DateTimeISO) {
+      group(ref: { id: $id }) { memberships(modifiedSince: $since) { size } }
+      members(modifiedSince: $since) { size }
+    }`;
+    const gql = gqlWith(app);
+    const past = await gql(query, { id: groupId, since: '2000-01-01T00:00:00.000Z' }, tenant.key);
+    expect(past.data).toEqual({ group: { memberships: { size: 1 } }, members: { size: 1 } });
+    const future = await gql(query, { id: groupId, since: new Date(Date.now() + 60_000).toISOString() }, tenant.key);
+    expect(future.data).toEqual({ group: { memberships: { size: 0 } }, members: { size: 0 } });
   });
 
   it('a malformed timestamp is a 400 naming #/query/modifiedSince', async () => {

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { sqlWith } from './helpers/jobs';
 import { sleep } from './helpers/jobs';
 import { expectProblem } from './helpers/problem';
+import { countSql } from './helpers/sql-count';
 
 let app: TestApp;
 let t: Tenant;
@@ -52,6 +53,17 @@ describe('Idempotency-Key on POST', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.text).toBe(first.text);
     expect(await count('groups', t.communityId)).toBeGreaterThan(0);
+  });
+
+  it('a 404 of the operation is stored too and replayed', async () => {
+    const missing = '00000000-0000-7000-8000-000000000000';
+    const body = { memberId: missing };
+    const first = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expectProblem(first, 404);
+    const again = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expect(again.status).toBe(404);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
   });
 
   it('keys are per API key: another key with the same Idempotency-Key runs anew', async () => {
@@ -146,5 +158,25 @@ describe('Idempotency-Key on POST', () => {
     expect(resent.headers['idempotent-replayed']).toBe('true');
     expect(resent.body).toEqual(sent.body);
     expect(await count('notifications', tenant.communityId)).toBe(1);
+  });
+
+  it('costs two statements (lookup-and-lock, store) inside the transaction the write has anyway; a replay one', async () => {
+    const counter = countSql(app.runtime);
+    try {
+      const statements = async (key?: string) => {
+        counter.reset();
+        const req = app.http.post('/api/v1/groups').set('X-API-Key', t.key);
+        if (key) req.set('Idempotency-Key', key);
+        expect((await req.send({ name: 'counted' })).status).toBe(201);
+        // The hourly purge of this file's worker could run in between: its DELETE is not the request's.
+        return counter.statements.filter((s) => s.source === 'orm' && !s.sql.includes('delete from idempotency_keys')).map((s) => s.sql.trim().split(/\s+/)[0].toLowerCase());
+      };
+      await statements(); // warm
+      expect(await statements()).toEqual(['begin;', 'insert', 'commit;']);
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'insert', 'commit;']);
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'commit;']);
+    } finally {
+      counter.stop();
+    }
   });
 });

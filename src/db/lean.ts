@@ -26,7 +26,7 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
   if (!shape) {
     const meta = em.getMetadata().get(entity.name);
     const props = Object.values(meta.properties as Record<string, EntityProperty>).filter(
-      (p) => p.persist !== false && p.kind === 'scalar' && p.fieldNames?.length === 1,
+      (p) => p.persist !== false && !p.formula && p.kind === 'scalar' && p.fieldNames?.length === 1,
     );
     const columns = new Map(props.map((p) => [p.name, p.fieldNames[0]]));
     // Timestamps come back as ISO 8601 text, which the DateTimeISO scalar writes as is.

@@ -4,6 +4,7 @@ import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { NextFunction, Request, Response } from 'express';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import type { Gate } from '../auth/gate';
 import { createContext, type Context } from '../context';
 import { STATUS } from '../errors/problem';
@@ -44,7 +45,7 @@ function classify(body: string): number {
   }
 }
 
-export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em: EntityManager) {
+export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em: EntityManager, pool: Pool) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const { key, problem } = idempotencyKeyOf(req);
     if (req.method !== 'POST' || (!key && !problem) || !isMutation(req.body)) return next();
@@ -63,6 +64,7 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
     try {
       answer = await runIdempotent({
         em,
+        pool,
         owner: ownerOf(caller),
         key: key!,
         fingerprint: createHash('sha256').update('POST /graphql\n').update(JSON.stringify([query, variables ?? null, operationName ?? null])).digest('base64url'),

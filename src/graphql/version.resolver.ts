@@ -1,4 +1,5 @@
-import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Ctx, FieldResolver, Info, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
 import { loadVersion, type VersionedTable } from '../db/version';
 import { AdditionalField } from '../modules/additional-fields/additional-field.entity';
@@ -10,13 +11,15 @@ const DESCRIPTION =
   'Opaque version of the record, new on every write of it (the REST ETag). Give it as `expectedVersion` ' +
   'to an update or delete to make it conditional: the write fails with PRECONDITION_FAILED when the record changed since.';
 
-/** `version` on one record type: lean reads select it with the row; written or loaded entities look it up. */
+/** `version` on one record type: reads select it with the row (lean rows and entities alike); mutations look it up after their writes. */
 function versionResolver(type: Function, table: VersionedTable) {
   @Resolver(() => type)
   class VersionResolver {
     @FieldResolver(() => String, { description: DESCRIPTION })
-    async version(@Root() record: { id: string; version?: string }, @Ctx() ctx: Context): Promise<string> {
-      return record.version ?? (await loadVersion(ctx.em, table, record.id)) ?? '';
+    async version(@Root() record: { id: string; version?: string }, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo): Promise<string> {
+      // A mutation may have written the record after it was read: read the version again.
+      if (record.version && info.operation.operation !== 'mutation') return record.version;
+      return (await loadVersion(ctx.em, table, record.id)) ?? '';
     }
   }
   Object.defineProperty(VersionResolver, 'name', { value: `${type.name}VersionResolver` });

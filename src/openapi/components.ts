@@ -24,7 +24,7 @@ export const problemSchema: JsonSchema = {
         additionalProperties: false,
         required: ['pointer', 'detail'],
         properties: {
-          pointer: { type: 'string', description: 'JSON Pointer into the body (/name), or #/query/limit, #/path/identifier.' },
+          pointer: { type: 'string', description: 'JSON Pointer into the body (/name), or #/query/limit, #/path/identifier, #/header/If-Match.' },
           detail: { type: 'string' },
         },
       },

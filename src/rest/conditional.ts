@@ -46,6 +46,18 @@ export function withEtagSelection(doc: DocumentNode): DocumentNode {
   return copy;
 }
 
+/**
+ * The route's document reduced to `result { _etag: version }`: what a GET with If-None-Match
+ * runs first. Unchanged record: 304 without resolving (or loading) any other field;
+ * changed: the full document runs after it.
+ */
+export function versionOnly(doc: DocumentNode): DocumentNode {
+  const copy = parse(print(doc), { noLocation: true });
+  const field = rootField(copy) as unknown as { selectionSet: { selections: unknown[] } };
+  field.selectionSet.selections = [{ kind: Kind.FIELD, alias: { kind: Kind.NAME, value: ETAG_ALIAS }, name: { kind: Kind.NAME, value: 'version' } }];
+  return { ...copy, definitions: copy.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION) };
+}
+
 /** Takes the version out of a GET's data and returns its ETag (a strong entity tag). */
 export function takeEtag(data: Record<string, unknown>): string | undefined {
   const version = data[ETAG_ALIAS];

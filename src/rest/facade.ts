@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { execute, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import { createContext, type Caller } from '../context';
 import { budgetKey, callerScope } from '../db/caller-budget';
 import { classify } from '../errors/classify';
@@ -13,12 +14,14 @@ import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
-import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, withEtagSelection } from './conditional';
+import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, type Answer } from './idempotency';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
   em: EntityManager;
+  /** For Idempotency-Key error answers (src/rest/idempotency.ts). */
+  pool: Pool;
   logger: Logger;
   publicBaseUrl: string | undefined;
 }
@@ -113,6 +116,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
     const document = etag ? withEtagSelection(route.parsed) : route.parsed;
+    const versionDocument = etag ? versionOnly(route.parsed) : undefined;
     const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
 
     /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */
@@ -125,6 +129,11 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       }
       const caller = res.locals.caller as Caller;
       const contextValue = createContext(em, caller, res.locals.requestId);
+      if (versionDocument && req.get('if-none-match')) {
+        const current = await execute({ schema: deps.schema, document: versionDocument, variableValues: variables, contextValue });
+        const tag = current.errors ? undefined : takeEtag((current.data as { result: Record<string, unknown> }).result);
+        if (tag && answerNotModified(req, res, tag)) return { status: 304, contentType: '', body: '' };
+      }
       const result = await execute({ schema: deps.schema, document, variableValues: variables, contextValue });
       if (result.errors?.length) {
         const error = result.errors[0];
@@ -175,6 +184,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         else if (idempotency.key) {
           result = await runIdempotent({
             em: deps.em,
+            pool: deps.pool,
             owner: ownerOf(res.locals.caller as Caller),
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),

@@ -12,6 +12,7 @@ let a: ServiceProcess;
 let b: ServiceProcess;
 let db: Client;
 let key: string;
+let keyId: string;
 let communityId: string;
 
 type Reply = { status: number; text: string; headers: Headers };
@@ -44,8 +45,9 @@ beforeAll(async () => {
   await db.connect();
   [a, b] = await Promise.all([startService(env()), startService(env())]);
   communityId = (await operator(a, 'mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'idem' } })).createCommunity.id;
-  key = (await operator(a, 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId, rateLimitPerHour: 1_000_000 } }))
-    .createApiKey.key;
+  ({ key, id: keyId } = (
+    await operator(a, 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id key } }', { i: { communityId, rateLimitPerHour: 1_000_000 } })
+  ).createApiKey);
 }, 90_000);
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -95,7 +97,11 @@ describe('Idempotency-Key across requests, instances and crashes', () => {
       const inFlight = call(a, '/api/v1/members/_bulk', { body, headers }).catch(() => undefined);
       // Kill while the request's transaction is open: it holds the key's advisory lock then.
       for (const until = Date.now() + 10_000; Date.now() < until; ) {
-        const held = await db.query(`select 1 from pg_locks where locktype = 'advisory' and granted`);
+        const held = await db.query(
+          `select 1 from pg_locks l where l.locktype = 'advisory' and l.granted
+             and ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+          [`idempotency:key:${keyId}:crash-${round}`],
+        );
         if (held.rowCount) break;
       }
       await a.kill();
