@@ -1,4 +1,4 @@
-import { Logger as WorkerLogger, run, runMigrations, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCronItems, run, runMigrations, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
@@ -89,7 +89,8 @@ export async function startQueue(
       concurrency,
       pollInterval: opts.pollInterval ?? 1000,
       noHandleSignals: true, // main.ts owns the signals and stops us in order
-      parsedCronItems: [],
+      // Hourly purge of events past their retention (docs/events.md); one run per hour across instances.
+      parsedCronItems: tasks['events:purge'] ? parseCronItems([{ task: 'events:purge', match: '17 * * * *' }]) : [],
       logger: workerLogger(deps.logger),
     });
   } catch (err) {

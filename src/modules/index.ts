@@ -1,11 +1,13 @@
 import { additionalFieldsModule } from './additional-fields/module';
 import { communitiesModule } from './communities/module';
+import { eventsModule } from './events/module';
 import { groupsModule } from './groups/module';
 import { importsModule } from './imports/module';
 import { membersModule } from './members/module';
 import { membershipsModule } from './memberships/module';
 import type { FeatureModule } from './module';
 import { notificationsModule } from './notifications/module';
+import { webhooksModule } from './webhooks/module';
 
 /** Every feature; the schema and the REST route table are assembled from this list. */
 export const modules: FeatureModule[] = [
@@ -16,4 +18,6 @@ export const modules: FeatureModule[] = [
   membersModule,
   notificationsModule,
   importsModule,
+  eventsModule,
+  webhooksModule,
 ];

@@ -88,6 +88,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   403: { name: 'Forbidden', description: 'The key is revoked or lacks the scope for this method and resource.' },
   404: { name: 'NotFound', description: 'No record of the caller\'s community matches the path.' },
   409: { name: 'Conflict', description: 'The write conflicts with existing data (e.g. a duplicate externalId).' },
+  410: { name: 'Gone', description: 'The cursor names an event older than the retention period; start again without `after`.' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },
   429: { name: 'TooManyRequests', description: 'The key used up its hourly allowance, or this address failed to authenticate too often.' },

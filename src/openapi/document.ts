@@ -15,6 +15,7 @@ import {
 import type { JsonSchema, SchemaRegistry } from './json-schema';
 import { parameters, requestBody } from './request';
 import { resultSchema } from './selection';
+import { eventSchema, webhookOperations } from './webhooks';
 
 export type OpenApiDocument = Record<string, any>;
 
@@ -52,7 +53,20 @@ function successResponse(route: CompiledRoute, schema: GraphQLSchema) {
   const headers = successHeaders();
   if (route.status === 204) return { description: 'Done; no content.', headers };
   let body = resultSchema(schema, route.parsed);
-  if (route.list) {
+  if (route.cursor) {
+    const page = body as { properties: Record<string, JsonSchema> };
+    body = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['results', '_links', 'limit', 'size'],
+      properties: {
+        results: page.properties.results,
+        _links: ref('schemas', 'ListLinks'),
+        limit: page.properties.limit,
+        size: { ...page.properties.size, description: 'Number of records in this page.' },
+      },
+    };
+  } else if (route.list) {
     const page = body as { properties: Record<string, JsonSchema> };
     body = {
       type: 'object',
@@ -82,6 +96,7 @@ export function errorStatuses(route: RouteSpec): number[] {
   if (route.method === 'POST' || route.method === 'PATCH') statuses.push(409);
   // Only body routes read a body (the facade mounts its parsers per route).
   if (route.body) statuses.push(413, 415);
+  if (route.cursor) statuses.push(410); // a cursor older than the retention period
   return statuses.sort((a, b) => a - b);
 }
 
@@ -142,8 +157,9 @@ export function buildOpenApi(schema: GraphQLSchema, specs: RouteSpec[], version:
       { name: 'documentation', description: 'This document.' },
     ],
     paths,
+    webhooks: webhookOperations(),
     components: {
-      schemas: { Problem: problemSchema, ListLinks: listLinksSchema, ...sortKeys(registry) },
+      schemas: { Problem: problemSchema, ListLinks: listLinksSchema, Event: eventSchema, ...sortKeys(registry) },
       responses: errorResponses(),
       parameters: { ...parameterComponents }, // a copy: pruneUnused deletes from it
       headers: headerComponents,

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { execute, type GraphQLSchema } from 'graphql';
+import { GraphQLList, execute, getNullableType, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createContext, type Caller } from '../context';
 import { appErrorOf } from '../errors/app-error';
@@ -9,7 +9,7 @@ import type { Logger } from '../logger';
 import { checkInputValue } from './input-check';
 import { compileRoutes, type CompiledRoute } from './compile';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
-import { listLinks } from './links';
+import { cursorLinks, listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 
@@ -56,6 +56,16 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
     }
     variables.sort = sortParam(req, route.sortFields, issues);
     sources.set('sort', '#/query/sort');
+  }
+  if (route.cursor) {
+    variables.limit = intParam(req, 'limit', issues);
+    sources.set('limit', '#/query/limit');
+    for (const name of Object.keys(route.cursor)) {
+      const value = single(req, name, issues);
+      const list = getNullableType(route.variableTypes.get(name)!) instanceof GraphQLList;
+      variables[name] = value === undefined ? undefined : list ? value.split(',').map((v) => v.trim()).filter(Boolean) : value;
+      sources.set(name, `#/query/${name}`);
+    }
   }
   if (route.body) {
     sources.set(route.body, 'body');
@@ -127,6 +137,14 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) {
         res.status(204).end();
+      } else if (route.cursor) {
+        const page = data as { results: unknown[]; limit: number; size: number; next: string | null };
+        res.status(200).json({
+          results: page.results,
+          _links: cursorLinks(req, deps.publicBaseUrl, page.next),
+          limit: page.limit,
+          size: page.size,
+        });
       } else if (route.list) {
         const page = data as { results: unknown[]; limit: number; skip: number; size: number; hasNextPage: boolean };
         res.status(200).json({

@@ -41,4 +41,10 @@ export interface RouteSpec {
   idOnly?: boolean;
   /** Binds `limit`, `skip` and `sort` and answers a list response with `_links`. */
   list?: boolean;
+  /**
+   * A cursor list (the event feed): binds `limit` and these query parameters (name: description)
+   * to same-named variables, a list variable taking comma-separated values; answers a list
+   * response whose `_links.next` carries `after=` the operation's `next`.
+   */
+  cursor?: Record<string, string>;
 }

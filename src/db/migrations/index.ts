@@ -2,6 +2,7 @@ import { Migration20261122000000_foundation } from './Migration20261122000000_fo
 import { Migration20261122010000_members } from './Migration20261122010000_members';
 import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
+import { Migration20261122140000_events } from './Migration20261122140000_events';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: 'Migration20261122010000_members', class: Migration20261122010000_members },
   { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
   { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
+  { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
 ];
