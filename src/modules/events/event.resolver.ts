@@ -37,6 +37,8 @@ export class EventResolver {
     @Root() event: Event,
     @Arg('types', () => [String], { nullable: true, description: 'Only these event types.' }) _types: string[] | null,
   ): Event {
+    // Executed without a source stream: the operation came over HTTP POST, not graphql-ws.
+    if (!event) throw new AppError('VALIDATION', 'Subscriptions are offered over WebSocket only (graphql-ws on /graphql)');
     return event;
   }
 }
