@@ -135,6 +135,14 @@ describe('deliveries', () => {
       expect(attempts.length).toBe(ok.attempts);
       expect(attempts.at(-1)).toEqual({ response_status: 200, error: null });
       for (const a of attempts.slice(0, -1)) expect(a).toEqual({ response_status: null, error: expect.stringContaining('ECONNREFUSED') });
+      // every attempt is readable through GraphQL too
+      const gql = await app.http.post('/graphql').set(auth(tenant)).send({
+        query: 'query($ref: WebhookEndpointRef!) { webhookDeliveries(ref: $ref) { results { attemptLog { attemptedAt responseStatus error durationMs } } } }',
+        variables: { ref: { id: endpoint.id } },
+      });
+      expect(gql.body.errors).toBeUndefined();
+      const log = gql.body.data.webhookDeliveries.results[0].attemptLog;
+      expect(log.map((a: { responseStatus: number | null }) => a.responseStatus)).toEqual(attempts.map((a: { response_status: number | null }) => a.response_status));
     } finally {
       await down.stop();
     }

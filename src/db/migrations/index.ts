@@ -3,6 +3,7 @@ import { Migration20261122010000_members } from './Migration20261122010000_membe
 import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
 import { Migration20261122140000_events } from './Migration20261122140000_events';
+import { Migration20261122140100_event_staging } from './Migration20261122140100_event_staging';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261122020000_jobs', class: Migration20261122020000_jobs },
   { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
   { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
+  { name: 'Migration20261122140100_event_staging', class: Migration20261122140100_event_staging },
 ];

@@ -4,6 +4,7 @@ import { toEvent, type EventRow } from './event.service';
 import type { Event } from './event.entity';
 
 export const EVENTS_CHANNEL = 'community_events';
+const MAX_SEQ = '9223372036854775807';
 
 interface Subscriber {
   communityId: string;
@@ -21,7 +22,12 @@ interface Subscriber {
 export class EventHub {
   private client?: Client;
   private connecting?: Promise<void>;
-  private lastPosition = '0';
+  /** Every position up to this one was read (or had no subscriber). */
+  private lastPosition = 0n;
+  /** The highest position notified: a transaction notifies at commit, and positions become visible in order. */
+  private notified = 0n;
+  /** Within lastPosition + 1, the events up to this seq were read (a transaction of more than one page). */
+  private lastSeq = MAX_SEQ;
   private readonly subscribers = new Set<Subscriber>();
   private reading = false;
   private again = false;
@@ -42,11 +48,14 @@ export class EventHub {
         if (this.subscribers.size && !this.closed) setTimeout(() => void this.connect().catch(() => undefined), 1000).unref();
       });
       await client.connect();
-      client.on('notification', () => void this.read());
+      client.on('notification', (msg) => {
+        if (msg.payload && /^\d+$/.test(msg.payload) && BigInt(msg.payload) > this.notified) this.notified = BigInt(msg.payload);
+        void this.read();
+      });
       await client.query(`listen ${EVENTS_CHANNEL}`);
-      if (this.lastPosition === '0') {
-        const { rows } = await client.query<{ p: string | null }>('select max(position)::text as p from events');
-        this.lastPosition = rows[0].p ?? '0';
+      if (this.lastPosition === 0n) {
+        const { rows } = await client.query<{ p: string }>('select (case when is_called then last_value else 0 end)::text as p from event_positions');
+        this.lastPosition = this.notified = BigInt(rows[0].p);
       }
       this.client = client;
       void this.read(); // what committed while (re)connecting
@@ -68,17 +77,29 @@ export class EventHub {
         this.again = false;
         const client = this.client;
         if (!client) return;
+        const upTo = this.notified;
+        if (upTo <= this.lastPosition) continue;
+        const communities = [...new Set([...this.subscribers].map((s) => s.communityId))];
+        // Per community, so the feed's (community_id, position, seq) index serves it.
         const { rows } = await client.query<EventRow & { community_id: string }>(
           `select id, type, created_at, data, changes, position::text, seq, community_id from events
-            where position > $1::bigint order by position, seq limit 1000`,
-          [this.lastPosition],
+            where community_id = any($1::uuid[]) and (position, seq) > ($2::bigint, $3::bigint) and position <= $4::bigint
+            order by position, seq limit 1000`,
+          [communities, this.lastSeq === MAX_SEQ ? this.lastPosition.toString() : (this.lastPosition + 1n).toString(), this.lastSeq, upTo.toString()],
         );
         for (const row of rows) {
-          this.lastPosition = row.position;
           const event = toEvent(row);
           for (const s of this.subscribers) if (s.communityId === row.community_id && s.types.has(row.type)) s.push(event);
         }
-        if (rows.length === 1000) this.again = true;
+        if (rows.length === 1000) {
+          const last = rows[rows.length - 1];
+          this.lastPosition = BigInt(last.position) - 1n; // continue inside that position, after its last seq read
+          this.lastSeq = String(last.seq);
+          this.again = true;
+        } else {
+          this.lastPosition = upTo;
+          this.lastSeq = MAX_SEQ;
+        }
       } while (this.again);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'event hub read failed');

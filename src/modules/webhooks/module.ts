@@ -1,5 +1,5 @@
 import type { FeatureModule } from '../module';
 import { webhookRoutes } from './webhook.rest';
-import { WebhookResolver } from './webhook.resolver';
+import { WebhookDeliveryResolver, WebhookResolver } from './webhook.resolver';
 
-export const webhooksModule: FeatureModule = { resolvers: [WebhookResolver], routes: webhookRoutes };
+export const webhooksModule: FeatureModule = { resolvers: [WebhookResolver, WebhookDeliveryResolver], routes: webhookRoutes };

@@ -95,3 +95,18 @@ export class CreatedWebhookEndpoint {
   @Field({ description: '`whsec_` + base64 of 24 random bytes; verify signatures with it.' })
   secret!: string;
 }
+
+@ObjectType({ description: 'One attempt of a delivery, as it happened.' })
+export class WebhookDeliveryAttempt {
+  @Field()
+  attemptedAt!: Date;
+
+  @Field(() => Int, { nullable: true, description: 'null when no answer came.' })
+  responseStatus!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the attempt failed, when it did.' })
+  error!: string | null;
+
+  @Field(() => Int)
+  durationMs!: number;
+}

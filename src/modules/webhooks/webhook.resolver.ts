@@ -1,7 +1,7 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { communityOf, type Context } from '../../context';
-import { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from './webhook.entity';
+import { CreatedWebhookEndpoint, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from './webhook.entity';
 import {
   CreateWebhookEndpointInput,
   UpdateWebhookEndpointInput,
@@ -59,5 +59,19 @@ export class WebhookResolver {
   @FieldResolver(() => String, { nullable: true, description: 'Always null: endpoints have no externalId.' })
   externalId(): null {
     return null;
+  }
+}
+
+@Resolver(() => WebhookDelivery)
+export class WebhookDeliveryResolver {
+  @FieldResolver(() => [WebhookDeliveryAttempt], { description: 'Every attempt of this delivery, oldest first.' })
+  async attemptLog(@Root() delivery: WebhookDelivery, @Ctx() ctx: Context): Promise<WebhookDeliveryAttempt[]> {
+    const rows = await ctx.em.execute<{ attempted_at: Date; response_status: number | null; error: string | null; duration_ms: number }[]>(
+      `select a.attempted_at, a.response_status, a.error, a.duration_ms from webhook_delivery_attempts a
+         join webhook_deliveries d on d.id = a.delivery_id
+        where a.delivery_id = ? and d.community_id = ? order by a.id`,
+      [delivery.id, communityOf(ctx)],
+    );
+    return rows.map((r) => ({ attemptedAt: new Date(r.attempted_at), responseStatus: r.response_status, error: r.error, durationMs: r.duration_ms }));
   }
 }
