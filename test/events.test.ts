@@ -203,10 +203,13 @@ describe('the feed', () => {
     await post('/groups', { name: 'Old' }, tenant);
     const [ev] = await feed(tenant);
     const sql = sqlWith(app);
-    await sql("update events set created_at = now() - interval '31 days' where id = ?", [ev.id]);
-    const { purgeEvents } = await import('../src/modules/events/event.service');
+    const { firstIdAt, purgeEvents } = await import('../src/modules/events/event.service');
+    const oldId = firstIdAt(new Date(Date.now() - 31 * 86_400_000)).replace(/0{12}$/, '000000000001');
+    await sql("update events set id = ?, created_at = now() - interval '31 days' where id = ?", [oldId, ev.id]);
+    const [kept] = await feed(tenant);
     expect(await purgeEvents(app.runtime.orm.em.fork() as never)).toBeGreaterThanOrEqual(1);
-    expect(await sql('select count(*)::int as n from events where id = ?', [ev.id])).toEqual([{ n: 0 }]);
+    expect(await sql('select count(*)::int as n from events where id = ?', [oldId])).toEqual([{ n: 0 }]);
+    expect(kept).toBeUndefined(); // past retention, the feed already skipped it
     const jobs = await sql("select count(*)::int as n from graphile_worker._private_known_crontabs where identifier = 'events:purge'", []);
     expect(jobs[0].n).toBe(1);
   });

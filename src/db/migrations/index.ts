@@ -4,6 +4,7 @@ import { Migration20261122020000_jobs } from './Migration20261122020000_jobs';
 import { Migration20261122030000_worker_heartbeats } from './Migration20261122030000_worker_heartbeats';
 import { Migration20261122140000_events } from './Migration20261122140000_events';
 import { Migration20261122140100_event_staging } from './Migration20261122140100_event_staging';
+import { Migration20261122140200_events_purge_by_id } from './Migration20261122140200_events_purge_by_id';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261122030000_worker_heartbeats', class: Migration20261122030000_worker_heartbeats },
   { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
   { name: 'Migration20261122140100_event_staging', class: Migration20261122140100_event_staging },
+  { name: 'Migration20261122140200_events_purge_by_id', class: Migration20261122140200_events_purge_by_id },
 ];

@@ -80,13 +80,19 @@ export class EventService {
   }
 }
 
-/** The scheduled purge: events (and webhook deliveries) older than the retention period. */
+/** The smallest event id made at `time`: ids are UUID version 7, time first, so they sort by time. */
+export function firstIdAt(time: Date): string {
+  const hex = time.getTime().toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
+}
+
+/** The scheduled purge: events (by id range, see firstIdAt) and webhook deliveries older than the retention period. */
 export async function purgeEvents(em: EntityManager): Promise<number> {
-  const before = cutoff().toISOString();
+  const before = cutoff();
   const rows: { n: string }[] = await em.execute(
-    `with gone as (delete from events where created_at < ? returning 1) select count(*) as n from gone`,
-    [before],
+    `with gone as (delete from events where id < ?::uuid returning 1) select count(*) as n from gone`,
+    [firstIdAt(before)],
   );
-  await em.execute('delete from webhook_deliveries where created_at < ?', [before]);
+  await em.execute('delete from webhook_deliveries where created_at < ?', [before.toISOString()]);
   return Number(rows[0].n);
 }
