@@ -1,6 +1,7 @@
 import { ARMS, pairedRatio, type OpResult } from './measure';
 import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
+import type { EventsBench } from './events';
 import type { SqlReport } from './sql';
 import { goals, type Goal } from './goals';
 
@@ -31,6 +32,7 @@ export interface BenchResults {
   safety?: SafetyCost[];
   /** bench/neighbour.ts: B's reads quiet and while A attacks. */
   neighbour?: NeighbourReport;
+  events?: EventsBench;
 }
 
 export interface NeighbourReport {
@@ -130,6 +132,7 @@ export function renderResults(r: BenchResults): string {
       (r.safety ?? []).map((c) => [c.label, c.withLabel, c.withMedian.toFixed(2), c.withoutLabel, c.withoutMedian.toFixed(2), `${c.ratio.toFixed(2)}x`]),
     ),
     '',
+    ...eventsSection(r.events),
     '## Memory',
     '',
     `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
@@ -183,6 +186,27 @@ function neighbourSection(nb: NeighbourReport): string[] {
     ),
     '',
     `A's answers by status: ${statuses(nb.a)}.`,
+    '',
+  ];
+}
+
+/** The outbox's cost (paired runs with its triggers on and off) and the webhook delivery rate. */
+function eventsSection(e: EventsBench | undefined): string[] {
+  if (!e) return [];
+  const pct = (on: number, off: number) => (Number.isFinite(on / off) ? `${((on / off - 1) * 100).toFixed(1)}%` : 'n/a');
+  return [
+    '## Events: outbox cost and webhook delivery (docs/events.md)',
+    '',
+    ...table(
+      ['Operation', 'Outbox on (median ms)', 'Outbox off (median ms)', 'Overhead', 'Runs on', 'Runs off'],
+      [
+        ['POST /groups', n2(e.groupPost.onMedian, 1), n2(e.groupPost.offMedian, 1), pct(e.groupPost.onMedian, e.groupPost.offMedian), String(e.groupPost.onMs.length), String(e.groupPost.offMs.length)],
+        ['POST /groups/{id}/memberships/_bulk (1,000)', n0(e.bulk.onMedian), n0(e.bulk.offMedian), pct(e.bulk.onMedian, e.bulk.offMedian), e.bulk.onMs.map(n0).join(', '), e.bulk.offMs.map(n0).join(', ')],
+      ],
+    ),
+    '',
+    `- Webhook delivery: ${e.delivery.events} events (one bulk of 1,000 memberships) reached a local receiver in ${n2(e.delivery.seconds, 1)} s: ${n0(e.delivery.perSecond)} events/s (JOB_CONCURRENCY deliveries at a time per instance).`,
+    '- The target is at most 10% overhead; the goal is reported here, not asserted.',
     '',
   ];
 }

@@ -16,6 +16,7 @@ import { seed } from './seed';
 import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
+import { timeEvents } from './events';
 import { checkSameJson } from './verify';
 
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
@@ -103,7 +104,8 @@ async function main() {
     if (serviceFlags.length) notes.push(`The service ran with node flags ${serviceFlags.join(' ')} (BENCH_SERVICE_FLAGS).`);
     // Production mode as `npm run start:prod` runs it: the same node flags (package.json config.nodeFlags).
     notes.push(`The service ran with the production node flags: ${PRODUCTION_FLAGS.join(' ') || 'none'}.`);
-    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN }, path.join(OUT, 'service.log'));
+    // Private networks allowed: the events bench delivers webhooks to a receiver on 127.0.0.1.
+    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, path.join(OUT, 'service.log'));
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'));
     servers.push(raw);
@@ -121,6 +123,12 @@ async function main() {
     if (!only || only.includes('import')) {
       log(`importing ${settings.importRows} members`);
       singles.push(await timeImport(service.url, key, settings.importRows, settings.importReps, settings.importTimeoutS * 1000));
+    }
+    let events: BenchResults['events'];
+    if (!only || only.includes('events')) {
+      log('events: outbox on/off, webhook delivery rate');
+      events = await timeEvents(service.url, key, seeded, db.url, env('BENCH_EVENTS_GROUP_REPS', 20), env('BENCH_EVENTS_BULK_REPS', 3));
+      log(`events: POST /groups ${events.groupPost.onMedian.toFixed(1)} vs ${events.groupPost.offMedian.toFixed(1)} ms; bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
     const safety = !only || only.includes('safety') ? await timeSafety(service.url, key, seeded, settings.safetyReps) : [];
@@ -156,6 +164,7 @@ async function main() {
       singles,
       safety,
       neighbour,
+      events,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');

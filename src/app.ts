@@ -25,6 +25,7 @@ import { openApiRouter } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
 import { ideRouter } from './graphql/ide';
+import { attachSubscriptions } from './modules/events/subscriptions';
 
 export interface AppDeps {
   config: Config;
@@ -159,5 +160,16 @@ export async function createApp(deps: AppDeps) {
   app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
 
-  return { app, close: () => apollo.stop() };
+  let subscriptions: ReturnType<typeof attachSubscriptions> | undefined;
+  return {
+    app,
+    /** GraphQL subscriptions (graphql-ws) on the HTTP server that serves `app`. */
+    attach(server: import('node:http').Server) {
+      subscriptions = attachSubscriptions(server, { schema, em, pool, logger });
+    },
+    close: async () => {
+      await subscriptions?.close();
+      await apollo.stop();
+    },
+  };
 }

@@ -32,6 +32,10 @@ export interface Config {
   graphqlMaxTokens: number;
   jobConcurrency: number;
   jobStaleSeconds: number;
+  eventsRetentionDays: number;
+  webhookAllowPrivateNetworks: boolean;
+  webhookRetryBaseMs: number;
+  webhookTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -119,5 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 5_000, 100, 1_000_000),
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
     jobStaleSeconds: int(env, 'JOB_WORKER_STALE_SECONDS', 30, 2, 86_400),
+    eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
+    webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookRetryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
   };
 }

@@ -15,6 +15,7 @@ async function main() {
       worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
     });
     server = await listen(runtime.app, config.port);
+    runtime.attach(server);
   } catch (err) {
     // A service that cannot boot stops what it started and exits non-zero (main's catch).
     await runtime?.close().catch(() => undefined);

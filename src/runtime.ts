@@ -11,6 +11,8 @@ import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
+import { EventHub, hubRef } from './modules/events/hub';
+import { configureEvents } from './modules/events/settings';
 
 export interface Runtime {
   app: import('express').Express;
@@ -20,6 +22,8 @@ export interface Runtime {
   logger: Logger;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
+  /** Serves GraphQL subscriptions on the server listening for `app`. */
+  attach(server: Server): void;
   close(): Promise<void>;
 }
 
@@ -53,7 +57,9 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
-  const { app, close } = await createApp({ config, orm, pool, redis, logger });
+  configureEvents(config);
+  const hub = (hubRef.current = new EventHub(databaseUrl, logger));
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger });
   const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
@@ -62,9 +68,11 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     redis,
     logger,
     queue,
+    attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
+      await hub.close();
       redis?.disconnect();
       await pool.end();
       await orm.close(true);

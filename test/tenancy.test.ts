@@ -28,6 +28,7 @@ beforeAll(async () => {
   ids.member = await post(a, '/members', { firstName: 'Ann', externalId: 'shared-ext' });
   ids.membership = await post(a, `/groups/${ids.group.id}/memberships`, { memberId: ids.member.id, externalId: 'shared-ext' });
   ids.field = await post(a, '/additional_fields', { name: 'Shoe size', type: 'TEXT' });
+  ids.endpoint = await post(a, '/webhook_endpoints', { url: 'https://93.184.215.14/hook', events: ['*'] });
   bMemberId = (await post(b, '/members', { firstName: 'Bob' })).id;
   const job = await app.http.post('/api/v1/triggers/groups/import').set('X-API-Key', a.key).send({ groups: [{ externalId: 'g', name: 'G' }] });
   expect(job.status).toBe(202);
@@ -46,6 +47,7 @@ function bodyFor(route: RouteSpec): object | undefined {
     updateGroupMembership: { title: 'hijack' },
     updateAdditionalField: { name: 'hijack' },
     updateMember: { firstName: 'hijack' },
+    updateWebhookEndpoint: { description: 'hijack' },
   };
   const body = bodies[route.operationId];
   if (!body) throw new Error(`tenancy sweep: add a valid body for ${route.operationId}`);
@@ -60,6 +62,7 @@ function recordOf(route: RouteSpec, param: string): keyof typeof ids {
     members: 'member',
     additional_fields: 'field',
     triggers: 'job',
+    webhooks: 'endpoint',
   };
   const record = byResource[route.resource];
   if (!record) throw new Error(`tenancy sweep: no fixture for ${route.resource} (${route.operationId})`);
@@ -130,12 +133,24 @@ describe('tenant isolation sweep over the route table', () => {
       expect(res.status).toBe(200);
       for (const row of res.body.results) expect(foreignIds).not.toContain(row.id);
     }
+    // the event feed: B's own write is there, nothing of A's
+    await post(b, '/groups', { name: 'B feed group' });
+    const feed = await app.http.get('/api/v1/events?limit=100').set('X-API-Key', b.key);
+    expect(feed.status).toBe(200);
+    expect(feed.body.results.length).toBeGreaterThan(0);
+    const text = JSON.stringify(feed.body.results);
+    for (const id of foreignIds) expect(text).not.toContain(id);
+    const aFeed = await app.http.get('/api/v1/events?limit=1').set('X-API-Key', a.key);
+    const foreignEvent = aFeed.body.results[0].id;
+    expect((await app.http.get(`/api/v1/events?after=${foreignEvent}`).set('X-API-Key', b.key)).status).toBe(400);
   });
 
   it('GraphQL root lists and lookups never show another community\'s records', async () => {
     const res = await app.http.post('/graphql').set('X-API-Key', b.key).send({
-      query: `{ groups(limit: 100) { results { id } } members(limit: 100) { results { id } } additionalFields(limit: 100) { results { id } } }`,
+      query: `{ groups(limit: 100) { results { id } } members(limit: 100) { results { id } } additionalFields(limit: 100) { results { id } }
+        webhookEndpoints(limit: 100) { results { id } } events(limit: 100) { results { id data } } }`,
     });
+    expect(res.body.errors).toBeUndefined();
     const seen = JSON.stringify(res.body.data);
     for (const r of Object.values(ids)) expect(seen).not.toContain(r.id);
     for (const [field, id] of [['group', ids.group.id], ['member', ids.member.id], ['groupMemberships', null]] as const) {

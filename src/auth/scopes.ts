@@ -5,6 +5,8 @@ export const RESOURCES = [
   'members',
   'notifications',
   'triggers',
+  'events',
+  'webhooks',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Access = 'read' | 'write';

@@ -25,6 +25,7 @@ export const KINDS = {
   NOT_ACCEPTABLE: { status: 406, title: 'Not Acceptable', slug: 'not-acceptable', graphql: 'NOT_ACCEPTABLE' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout', slug: 'request-timeout', graphql: 'REQUEST_TIMEOUT' },
   CONFLICT: { status: 409, title: 'Conflict', slug: 'conflict', graphql: 'CONFLICT' },
+  GONE: { status: 410, title: 'Gone', slug: 'gone', graphql: 'GONE' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition Failed', slug: 'precondition-failed', graphql: 'PRECONDITION_FAILED' },
   UNPROCESSABLE: { status: 422, title: 'Unprocessable Content', slug: 'unprocessable-content', graphql: 'UNPROCESSABLE' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Content Too Large', slug: 'payload-too-large', graphql: 'PAYLOAD_TOO_LARGE' },

@@ -15,6 +15,13 @@ export function buildSchema(): GraphQLSchema {
     authChecker,
     validate: false,
     scalarsMap: [{ type: Date, scalar: DateTimeISO }],
+    // Subscriptions bring their own source (modules/events/hub.ts); type-graphql insists on a pubSub.
+    pubSub: {
+      publish: () => undefined,
+      subscribe: () => {
+        throw new Error('subscriptions use their own event source');
+      },
+    },
   });
   return cached;
 }

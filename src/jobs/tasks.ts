@@ -1,5 +1,6 @@
 import { modules } from '../modules';
 import { PURGE_IDEMPOTENCY_KEYS, purgeIdempotencyKeysSchedule, purgeIdempotencyKeysTask } from './purge-idempotency.task';
+import { PURGE_EVENTS } from '../modules/events/purge.task';
 import type { TaskHandler } from './queue';
 import type { CronItem } from 'graphile-worker';
 
@@ -9,4 +10,8 @@ export const tasks: Record<string, TaskHandler> = Object.assign({}, ...modules.m
 });
 
 /** Recurring tasks (graphile-worker cron). */
-export const schedules: CronItem[] = [purgeIdempotencyKeysSchedule];
+export const schedules: CronItem[] = [
+  purgeIdempotencyKeysSchedule,
+  // Hourly purge of events past their retention (docs/events.md); one run per hour across instances.
+  { task: PURGE_EVENTS, match: '17 * * * *', identifier: PURGE_EVENTS },
+];

@@ -1,12 +1,14 @@
 import { registerLoaders } from '../loaders';
 import { additionalFieldsModule } from './additional-fields/module';
 import { communitiesModule } from './communities/module';
+import { eventsModule } from './events/module';
 import { groupsModule } from './groups/module';
 import { importsModule } from './imports/module';
 import { membersModule } from './members/module';
 import { membershipsModule } from './memberships/module';
 import type { FeatureModule } from './module';
 import { notificationsModule } from './notifications/module';
+import { webhooksModule } from './webhooks/module';
 
 /**
  * Every feature; the schema, the REST route table, the entity list (src/db/entities.ts),
@@ -20,6 +22,8 @@ export const modules: FeatureModule[] = [
   membersModule,
   notificationsModule,
   importsModule,
+  eventsModule,
+  webhooksModule,
 ];
 
 registerLoaders(modules.flatMap((m) => m.loaders ?? []));

@@ -99,6 +99,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   405: { name: 'MethodNotAllowed', description: 'The path exists but does not serve this method; `Allow` lists the ones it does.' },
   406: { name: 'NotAcceptable', description: 'The Accept header rules out JSON, the only representation of this document.' },
   409: { name: 'Conflict', description: 'The write conflicts with existing data (e.g. a duplicate externalId).' },
+  410: { name: 'Gone', description: 'The cursor names an event older than the retention period; start again without `after`.' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },
   429: { name: 'TooManyRequests', description: 'The key used up its hourly allowance, or this address failed to authenticate too often.' },

@@ -16,6 +16,7 @@ import type { JsonSchema, SchemaRegistry } from './json-schema';
 import { parameters, requestBody } from './request';
 import { resultSchema } from './selection';
 import { safetyParameterRefs, safetyStatuses, safetySuccess } from './safety';
+import { eventSchema, webhookOperations } from './webhooks';
 
 export type OpenApiDocument = Record<string, any>;
 
@@ -74,7 +75,21 @@ function successResponse(route: CompiledRoute, schema: GraphQLSchema, registry: 
   if (route.status === 204) return { description: 'Done; no content.', headers };
   let body = resultSchema(schema, route.parsed);
   const names = route.response;
-  if (route.list) {
+  if (route.cursor) {
+    const page = body as { properties: Record<string, JsonSchema> };
+    const results = page.properties.results as { items: JsonSchema };
+    body = named(registry, names?.name, {
+      type: 'object',
+      additionalProperties: false,
+      required: ['results', '_links', 'limit', 'size'],
+      properties: {
+        results: { ...results, items: named(registry, names?.item, results.items, route) },
+        _links: ref('schemas', 'ListLinks'),
+        limit: page.properties.limit,
+        size: { ...page.properties.size, description: 'Number of records in this page.' },
+      },
+    }, route);
+  } else if (route.list) {
     const page = body as { properties: Record<string, JsonSchema> };
     const results = page.properties.results as { items: JsonSchema };
     body = named(registry, names?.name, {
@@ -109,6 +124,7 @@ export function errorStatuses(route: RouteSpec): number[] {
   if (route.method === 'POST' || route.method === 'PATCH') statuses.push(409);
   // Only body routes read a body (the facade mounts its parsers per route).
   if (route.body) statuses.push(413, 415);
+  if (route.cursor) statuses.push(410); // a cursor older than the retention period
   return statuses.sort((a, b) => a - b);
 }
 
@@ -172,8 +188,9 @@ export function buildOpenApi(schema: GraphQLSchema, specs: RouteSpec[], version:
       { name: 'documentation', description: 'This document.' },
     ],
     paths,
+    webhooks: webhookOperations(),
     components: {
-      schemas: { Problem: problemSchema, ListLinks: listLinksSchema, ...sortKeys(registry) },
+      schemas: { Problem: problemSchema, ListLinks: listLinksSchema, Event: eventSchema, ...sortKeys(registry) },
       responses: errorResponses(),
       parameters: { ...parameterComponents }, // a copy: pruneUnused deletes from it
       headers: headerComponents,

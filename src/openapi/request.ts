@@ -35,6 +35,10 @@ export function parameters(route: CompiledRoute, pathParams: string[]) {
       schema: { type: 'string', pattern: `^\\s*${field}\\s*(,\\s*${field}\\s*)*$`, examples: [`${route.sortFields[0]}:desc`] },
     });
   }
+  if (route.cursor) {
+    out.push(ref('parameters', 'limit'));
+    for (const [name, description] of Object.entries(route.cursor)) out.push({ name, in: 'query', description, schema: { type: 'string' } });
+  }
   return out;
 }
 

@@ -33,7 +33,7 @@ export function compileRoutes(schema: GraphQLSchema, specs: RouteSpec[]): Compil
     for (const def of op.variableDefinitions ?? []) {
       variableTypes.set(def.variable.name.value, typeFromAST(schema, def.type as never) as GraphQLInputType);
     }
-    const bound = [...Object.keys(spec.refs ?? {}), ...(spec.body ? [spec.body] : []), ...(spec.list ? ['limit', 'skip', 'sort'] : [])];
+    const bound = [...Object.keys(spec.refs ?? {}), ...(spec.body ? [spec.body] : []), ...(spec.list ? ['limit', 'skip', 'sort'] : []), ...(spec.cursor ? ['limit', ...Object.keys(spec.cursor)] : [])];
     for (const name of bound) {
       if (!variableTypes.has(name)) throw new Error(`Route ${spec.operationId}: binds $${name}, which the document does not declare`);
     }

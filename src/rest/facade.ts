@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { execute, type GraphQLSchema } from 'graphql';
+import { GraphQLList, execute, getNullableType, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { createContext, type Caller } from '../context';
@@ -11,7 +11,7 @@ import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
 import { compileRoutes, type CompiledRoute } from './compile';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
-import { listLinks } from './links';
+import { cursorLinks, listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
@@ -70,6 +70,16 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
   if (takesIfMatch(route)) {
     variables.expectedVersion = ifMatchVersion(req, issues);
     sources.set('expectedVersion', '#/header/If-Match');
+  }
+  if (route.cursor) {
+    variables.limit = intParam(req, 'limit', issues);
+    sources.set('limit', '#/query/limit');
+    for (const name of Object.keys(route.cursor)) {
+      const value = single(req, name, issues);
+      const list = getNullableType(route.variableTypes.get(name)!) instanceof GraphQLList;
+      variables[name] = value === undefined ? undefined : list ? value.split(',').map((v) => v.trim()).filter(Boolean) : value;
+      sources.set(name, `#/query/${name}`);
+    }
   }
   if (route.body) {
     sources.set(route.body, 'body');
@@ -149,6 +159,15 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) return { status: 204, contentType: '', body: '' };
+      if (route.cursor) {
+        const page = data as { results: unknown[]; limit: number; size: number; next: string | null };
+        return jsonAnswer(200, {
+          results: page.results,
+          _links: cursorLinks(req, deps.publicBaseUrl, page.next),
+          limit: page.limit,
+          size: page.size,
+        });
+      }
       if (route.list) {
         const page = data as { results: unknown[]; limit: number; skip: number; size: number; hasNextPage: boolean };
         return jsonAnswer(200, {

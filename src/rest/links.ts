@@ -29,3 +29,15 @@ export function listLinks(req: Request, publicBaseUrl: string | undefined, page:
     ...(page.skip > 0 ? { prev: at(Math.max(0, page.skip - page.limit)) } : {}),
   };
 }
+
+/** A cursor list (the event feed): `next` continues after the last record of this page. */
+export function cursorLinks(req: Request, publicBaseUrl: string | undefined, next: string | null) {
+  const base = baseUrl(req, publicBaseUrl);
+  const path = req.originalUrl.split('?')[0];
+  const query = cleanQuery(req);
+  const self = `${base}${path}${query.size ? `?${query}` : ''}`;
+  if (next === null) return { base, self };
+  const q = new URLSearchParams(query);
+  q.set('after', next);
+  return { base, self, next: `${path}?${q}` };
+}

@@ -53,4 +53,10 @@ export interface RouteSpec {
   response?: { name: string; item?: string };
   /** A 201/202 answer also carries `Location`: this path with `{id}` replaced by the result's id. */
   location?: string;
+  /**
+   * A cursor list (the event feed): binds `limit` and these query parameters (name: description)
+   * to same-named variables, a list variable taking comma-separated values; answers a list
+   * response whose `_links.next` carries `after=` the operation's `next`.
+   */
+  cursor?: Record<string, string>;
 }

@@ -1,0 +1,156 @@
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { TaskHandler } from '../../jobs/queue';
+import { QUEUE_SCHEMA } from '../../jobs/queue';
+import { eventSettings } from '../events/settings';
+import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
+
+export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
+export const DELIVER_WEBHOOK = 'webhooks:deliver';
+
+/** Waits before the 2nd..8th attempt, in units of the base (5 s): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const RETRY_STEPS = [1, 60, 360, 1440, 3600, 7200, 7200];
+/** An endpoint that has not succeeded for this long is disabled. */
+export const DISABLE_AFTER_MS = 5 * 86_400_000;
+
+/** Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed by the secret's bytes. */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * Turns the events of one committed transaction into one delivery per (enabled endpoint
+ * subscribed to the type, event) and queues each. Idempotent: a re-run adds nothing twice.
+ */
+export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm }) => {
+  const position = Number((payload as { position: number }).position);
+  const em = orm.em.fork() as EntityManager;
+  await em.transactional(async (tem) => {
+    await tem.execute(
+      `with ins as (
+         insert into webhook_deliveries (id, community_id, endpoint_id, event_id, type, payload, next_attempt_at, created_at, modified_at)
+         select gen_random_uuid(), e.community_id, w.id, e.id, e.type,
+                json_build_object('id', e.id, 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', e.data, 'changes', e.changes)::text,
+                now(), now(), now()
+           from events e
+           join webhook_endpoints w on w.community_id = e.community_id and w.enabled
+                                   and (w.events @> array[e.type] or w.events @> array['*'])
+          where e.position = ?
+          order by e.seq
+         on conflict (endpoint_id, event_id) do nothing
+         returning id)
+       select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
+      [position, DELIVER_WEBHOOK],
+    );
+  });
+};
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  enabled: boolean;
+  endpoint_id: string;
+}
+
+type Outcome = { status: number | null; error: string | null };
+
+function post(url: URL, body: string, headers: Record<string, string>): Promise<Outcome> {
+  const { http: httpAgent, https: httpsAgent } = agents(eventSettings.allowPrivateNetworks);
+  return new Promise((resolve) => {
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request(url, {
+      method: 'POST',
+      agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'community-api-webhooks' },
+      timeout: eventSettings.timeoutMs,
+    });
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${eventSettings.timeoutMs} ms`)), eventSettings.timeoutMs);
+    req.on('response', (res) => {
+      res.resume(); // the body is not read: only the status counts; redirects are not followed
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? null, error: null });
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${eventSettings.timeoutMs} ms`)));
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ status: null, error: err instanceof DestinationRefused ? err.message : `request failed: ${err.message}` });
+    });
+    req.end(body);
+  });
+}
+
+/** One attempt of one delivery; the outcome and the next attempt (if any) are written in one transaction. */
+export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }) => {
+  const deliveryId = (payload as { deliveryId: string }).deliveryId;
+  const em = orm.em.fork() as EntityManager;
+  const [row] = await em.execute<DeliveryRow[]>(
+    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret, w.enabled, w.id as endpoint_id
+       from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.id = ?`,
+    [deliveryId],
+  );
+  if (!row || row.status !== 'PENDING') return;
+  const started = Date.now();
+  let outcome: Outcome;
+  if (!row.enabled) outcome = { status: null, error: 'the endpoint is disabled' };
+  else {
+    const url = new URL(row.url);
+    const literal = literalAddress(url.hostname);
+    if (!eventSettings.allowPrivateNetworks && literal !== undefined && !isPublicAddress(literal)) {
+      outcome = { status: null, error: `${literal} is not a public address` };
+    } else {
+      const timestamp = Math.floor(Date.now() / 1000);
+      outcome = await post(url, row.payload, {
+        'webhook-id': row.event_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(row.secret, row.event_id, timestamp, row.payload),
+      });
+    }
+  }
+  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  const error = ok ? null : (outcome.error ?? `answered ${outcome.status}`);
+  const attempts = row.attempts + 1;
+  const step = RETRY_STEPS[attempts - 1];
+  const retry = !ok && row.enabled && step !== undefined;
+  const next = retry ? new Date(Date.now() + step * eventSettings.retryBaseMs) : null;
+  await em.transactional(async (tem) => {
+    await tem.execute(
+      'insert into webhook_delivery_attempts (delivery_id, attempted_at, response_status, error, duration_ms) values (?, ?, ?, ?, ?)',
+      [row.id, new Date(started).toISOString(), outcome.status, error, Date.now() - started],
+    );
+    await tem.execute(
+      `update webhook_deliveries set attempts = ?, response_status = ?, last_error = ?, status = ?, next_attempt_at = ?, modified_at = now()
+        where id = ?`,
+      [attempts, outcome.status, error, ok ? 'SUCCEEDED' : retry ? 'PENDING' : 'FAILED', next?.toISOString() ?? null, row.id],
+    );
+    if (ok) {
+      await tem.execute('update webhook_endpoints set failing_since = null where id = ? and failing_since is not null', [row.endpoint_id]);
+    } else if (row.enabled) {
+      await tem.execute(
+        `update webhook_endpoints set failing_since = coalesce(failing_since, now()),
+                enabled = case when failing_since < now() - (? * interval '1 millisecond') then false else enabled end,
+                disabled_reason = case when failing_since < now() - (? * interval '1 millisecond')
+                                       then 'no successful delivery for 5 days' else disabled_reason end
+          where id = ?`,
+        [DISABLE_AFTER_MS, DISABLE_AFTER_MS, row.endpoint_id],
+      );
+    }
+    if (retry) {
+      await tem.execute(`select ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => 25)`, [
+        DELIVER_WEBHOOK,
+        JSON.stringify({ deliveryId: row.id }),
+        next!.toISOString(),
+      ]);
+    }
+  });
+};

@@ -1,0 +1,85 @@
+import type { RouteSpec } from '../../rest/route';
+
+const ENDPOINT = `fragment WebhookEndpointFields on WebhookEndpoint {
+  id externalId url events description enabled disabledReason createdAt modifiedAt
+}`;
+const ref = { ref: { param: 'identifier', keyParam: null } };
+
+export const webhookRoutes: RouteSpec[] = [
+  {
+    operationId: 'getWebhookEndpoints',
+    summary: 'Get webhook endpoints',
+    method: 'GET',
+    path: '/webhook_endpoints',
+    resource: 'webhooks',
+    status: 200,
+    list: true,
+    document: `query getWebhookEndpoints($limit: Int, $skip: Int, $sort: [WebhookEndpointSort!]) {
+      result: webhookEndpoints(limit: $limit, skip: $skip, sort: $sort) { results { ...WebhookEndpointFields } limit skip size hasNextPage }
+    } ${ENDPOINT}`,
+  },
+  {
+    operationId: 'addWebhookEndpoint',
+    summary: 'Add webhook endpoint (answers its secret, once)',
+    method: 'POST',
+    path: '/webhook_endpoints',
+    resource: 'webhooks',
+    status: 201,
+    body: 'input',
+    document: `mutation addWebhookEndpoint($input: CreateWebhookEndpointInput!) {
+      result: createWebhookEndpoint(input: $input) { id externalId secret }
+    }`,
+  },
+  {
+    operationId: 'getWebhookEndpoint',
+    summary: 'Get webhook endpoint',
+    method: 'GET',
+    path: '/webhook_endpoints/:identifier',
+    resource: 'webhooks',
+    status: 200,
+    refs: ref,
+    idOnly: true,
+    document: `query getWebhookEndpoint($ref: WebhookEndpointRef!) { result: webhookEndpoint(ref: $ref) { ...WebhookEndpointFields } } ${ENDPOINT}`,
+  },
+  {
+    operationId: 'updateWebhookEndpoint',
+    summary: 'Update webhook endpoint',
+    method: 'PATCH',
+    path: '/webhook_endpoints/:identifier',
+    resource: 'webhooks',
+    status: 204,
+    refs: ref,
+    idOnly: true,
+    body: 'input',
+    document: `mutation updateWebhookEndpoint($ref: WebhookEndpointRef!, $input: UpdateWebhookEndpointInput!) {
+      result: updateWebhookEndpoint(ref: $ref, input: $input) { id }
+    }`,
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    summary: 'Delete webhook endpoint',
+    method: 'DELETE',
+    path: '/webhook_endpoints/:identifier',
+    resource: 'webhooks',
+    status: 204,
+    refs: ref,
+    idOnly: true,
+    document: `mutation deleteWebhookEndpoint($ref: WebhookEndpointRef!) { result: deleteWebhookEndpoint(ref: $ref) }`,
+  },
+  {
+    operationId: 'getWebhookDeliveries',
+    summary: 'Get deliveries of a webhook endpoint (every event, its attempts and state)',
+    method: 'GET',
+    path: '/webhook_endpoints/:identifier/deliveries',
+    resource: 'webhooks',
+    status: 200,
+    refs: ref,
+    idOnly: true,
+    list: true,
+    document: `query getWebhookDeliveries($ref: WebhookEndpointRef!, $limit: Int, $skip: Int, $sort: [WebhookDeliverySort!]) {
+      result: webhookDeliveries(ref: $ref, limit: $limit, skip: $skip, sort: $sort) {
+        results { id eventId type status attempts responseStatus lastError nextAttemptAt createdAt } limit skip size hasNextPage
+      }
+    }`,
+  },
+];

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import dns from 'node:dns/promises';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { leanFindOne, leanPage } from '../../db/lean';
+import { pageWindow, type Page } from '../../common/pagination';
+import { isId } from '../../common/ids';
+import { Checks } from '../../common/validate';
+import { notFound } from '../../errors/app-error';
+import { EVENT_TYPES } from '../events/event-types';
+import { eventSettings } from '../events/settings';
+import { isPublicAddress, literalAddress } from './ssrf';
+import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
+import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
+
+/** `whsec_` + base64 of 24 random bytes (Standard Webhooks). */
+export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
+async function checkUrl(checks: Checks, url: string | null | undefined): Promise<void> {
+  if (url === undefined) return;
+  if (url === null) return void checks.add(['url'], 'url must not be null');
+  if (url.length > 2048) return void checks.add(['url'], 'url must be at most 2048 characters long');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return void checks.add(['url'], 'url must be an absolute http or https URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return void checks.add(['url'], 'url must use http or https');
+  if (parsed.username || parsed.password) return void checks.add(['url'], 'url must not carry credentials');
+  if (eventSettings.allowPrivateNetworks) return;
+  const literal = literalAddress(parsed.hostname);
+  const refused = 'url must name a public address (private, loopback and link-local destinations are refused)';
+  if (literal !== undefined) {
+    if (!isPublicAddress(literal)) checks.add(['url'], refused);
+    return;
+  }
+  try {
+    const addresses = await dns.lookup(parsed.hostname, { all: true });
+    if (addresses.some((a) => !isPublicAddress(a.address))) checks.add(['url'], refused);
+  } catch {
+    // A name that does not resolve now may later: delivery checks again at connect time.
+  }
+}
+
+function checkEvents(checks: Checks, events: string[] | null | undefined): void {
+  if (events === undefined) return;
+  if (events === null || !events.length) return void checks.add(['events'], 'events must list at least one event type, or "*"');
+  if (events.includes('*') && events.length > 1) return void checks.add(['events'], '"*" stands alone: it already means every type');
+  events.forEach((t, i) => {
+    if (t !== '*' && !EVENT_TYPES.includes(t)) checks.add(['events', i], `unknown event type "${t}"; known types: ${EVENT_TYPES.join(', ')}`);
+  });
+}
+
+export class WebhookService {
+  constructor(private readonly em: EntityManager) {}
+
+  list(communityId: string, args: WebhookEndpointListArgs): Promise<Page<WebhookEndpoint>> {
+    return leanPage(this.em, WebhookEndpoint, { communityId }, pageWindow(args));
+  }
+
+  async get(communityId: string, id: string, lean = false): Promise<WebhookEndpoint> {
+    const found = !isId(id) ? null : lean
+      ? await leanFindOne(this.em, WebhookEndpoint, { id: id.toLowerCase(), communityId })
+      : await this.em.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId });
+    if (!found) throw notFound('Webhook endpoint');
+    return found;
+  }
+
+  async create(communityId: string, input: CreateWebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
+    const checks = new Checks().string('description', input.description, { max: 1024, nullable: true });
+    checkEvents(checks, input.events);
+    await checkUrl(checks, input.url);
+    checks.done(['input']);
+    const endpoint = this.em.create(WebhookEndpoint, {
+      communityId,
+      url: input.url,
+      events: input.events,
+      description: input.description ?? null,
+      secret: newSecret(),
+    });
+    await this.em.flush();
+    return { id: endpoint.id, externalId: null, secret: endpoint.secret };
+  }
+
+  async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
+    const checks = new Checks().string('description', input.description, { max: 1024, nullable: true }).notNull('enabled', input.enabled);
+    checkEvents(checks, input.events);
+    await checkUrl(checks, input.url);
+    checks.done(['input']);
+    const endpoint = await this.get(communityId, id);
+    let changed = false;
+    if (input.url != null && input.url !== endpoint.url) [endpoint.url, changed] = [input.url, true];
+    if (input.events != null && input.events.join() !== endpoint.events.join()) [endpoint.events, changed] = [input.events, true];
+    if (input.description !== undefined && input.description !== endpoint.description) [endpoint.description, changed] = [input.description, true];
+    if (input.enabled != null && input.enabled !== endpoint.enabled) {
+      endpoint.enabled = input.enabled;
+      if (input.enabled) [endpoint.disabledReason, endpoint.failingSince] = [null, null];
+      changed = true;
+    }
+    if (changed) {
+      endpoint.modifiedAt = new Date();
+      await this.em.flush();
+    }
+    return endpoint;
+  }
+
+  async remove(communityId: string, id: string): Promise<boolean> {
+    const deleted = isId(id) ? await this.em.nativeDelete(WebhookEndpoint, { id: id.toLowerCase(), communityId }) : 0;
+    if (!deleted) throw notFound('Webhook endpoint');
+    return true;
+  }
+
+  async deliveries(communityId: string, id: string, args: WebhookDeliveryListArgs): Promise<Page<WebhookDelivery>> {
+    const window = pageWindow(args);
+    const endpoint = await this.get(communityId, id, true);
+    return leanPage(this.em, WebhookDelivery, { communityId, endpointId: endpoint.id }, window);
+  }
+}
