@@ -92,13 +92,13 @@ export interface IdempotentRun {
   problemAnswer: (p: Problem) => Answer;
 }
 
-type Stored = { fingerprint: string; status: number; content_type: string; body: string };
+type Stored = { fingerprint: string; status: number; content_type: string; body: string; headers: Record<string, string> | null };
 
 /** Inserts the answer unless a live one exists (an expired one is replaced); false when one existed. */
-const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, content_type, body, expires_at)
-  values ($1, $2, $3, $4, $5, $6, now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
+const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, content_type, body, headers, expires_at)
+  values ($1, $2, $3, $4, $5, $6, $7::jsonb, now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
   on conflict (owner, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
-    content_type = excluded.content_type, body = excluded.body, created_at = now(), expires_at = excluded.expires_at
+    content_type = excluded.content_type, body = excluded.body, headers = excluded.headers, created_at = now(), expires_at = excluded.expires_at
   where idempotency_keys.expires_at <= now()
   returning 1`;
 
@@ -108,7 +108,7 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
  * seen here; the INSERT at the end then meets its row and this attempt is rolled back and
  * answered from the stored row (replay), never committed twice.
  */
-const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body
+const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = ? and k.key = ? and k.expires_at > now()`;
 
 export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
@@ -119,7 +119,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
   const replay = (stored: Stored): Answer =>
     stored.fingerprint !== fingerprint
       ? reused()
-      : { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { [REPLAYED_HEADER]: 'true' } };
+      : { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' } };
   const busy = () => problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later'));
   let raced = false;
   try {
@@ -129,7 +129,8 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       if (!found.locked) throw new Discard(busy());
       const answer = await run(tx);
       const status = answer.classifyAs ?? answer.status;
-      const row = [owner, key, fingerprint, answer.status, answer.contentType, answer.body];
+      // The answer's own headers (e.g. Location) are part of it; Retry-After and the like never are (5xx is not stored).
+      const row = [owner, key, fingerprint, answer.status, answer.contentType, answer.body, JSON.stringify(answer.headers ?? {})];
       if (status >= 300) {
         // An error answer keeps no effects: store it on another connection while this
         // transaction still holds the key (no other request can slip in), then roll back.
@@ -147,7 +148,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
     if (!(err instanceof Discard)) throw err;
     if (!raced) return err.answer;
     // Another request with this key committed between our snapshot and our lock: answer as it did.
-    const { rows } = await pool.query<Stored>('select fingerprint, status, content_type, body from idempotency_keys where owner = $1 and key = $2', [owner, key]);
+    const { rows } = await pool.query<Stored>('select fingerprint, status, content_type, body, headers from idempotency_keys where owner = $1 and key = $2', [owner, key]);
     return rows[0] ? replay(rows[0]) : err.answer;
   }
 }

@@ -5,6 +5,7 @@ import { Migration20261122030000_worker_heartbeats } from './Migration2026112203
 import { Migration20261122120000_text_sort } from './Migration20261122120000_text_sort';
 import { Migration20261122130000_modified_since } from './Migration20261122130000_modified_since';
 import { Migration20261122131000_idempotency_keys } from './Migration20261122131000_idempotency_keys';
+import { Migration20261122131100_idempotency_headers } from './Migration20261122131100_idempotency_headers';
 import { Migration20261122140000_events } from './Migration20261122140000_events';
 import { Migration20261122140100_event_staging } from './Migration20261122140100_event_staging';
 import { Migration20261122140200_events_purge_by_id } from './Migration20261122140200_events_purge_by_id';
@@ -18,6 +19,7 @@ export const migrationsList = [
   { name: 'Migration20261122120000_text_sort', class: Migration20261122120000_text_sort },
   { name: 'Migration20261122130000_modified_since', class: Migration20261122130000_modified_since },
   { name: 'Migration20261122131000_idempotency_keys', class: Migration20261122131000_idempotency_keys },
+  { name: 'Migration20261122131100_idempotency_headers', class: Migration20261122131100_idempotency_headers },
   { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
   { name: 'Migration20261122140100_event_staging', class: Migration20261122140100_event_staging },
   { name: 'Migration20261122140200_events_purge_by_id', class: Migration20261122140200_events_purge_by_id },
