@@ -20,6 +20,9 @@ const taken = (base: Path, whole?: Path) => ({
   members_community_email_unique: { path: whole ?? [...base, 'emailAddress'], detail: 'emailAddress is already used by another member' },
 });
 
+/** Attempts of a member delete that lost a deadlock (benign: nothing of it was kept). */
+const DELETE_TRIES = 6;
+
 export class MemberService {
   constructor(private readonly em: EntityManager) {}
 
@@ -153,7 +156,9 @@ export class MemberService {
         deleted = await attempt();
         break;
       } catch (err) {
-        if (!(err instanceof DeadlockException) || tries >= 3) throw err;
+        if (!(err instanceof DeadlockException) || tries >= DELETE_TRIES) throw err;
+        // Rolled back entirely: wait a little (randomised, growing) so the other side finishes first.
+        await new Promise((resolve) => setTimeout(resolve, tries * (10 + Math.random() * 40)));
       }
     }
     if (!deleted) throw notFound('Member');
