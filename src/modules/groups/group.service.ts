@@ -63,16 +63,14 @@ export class GroupService {
   /** `expectedVersion`: a conditional write (412 when the group changed since), checked and written in one transaction. */
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
-    return this.em.transactional((em) => new GroupService(em).apply(communityId, ref, input, expectedVersion));
-  }
-
-  private async apply(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
-    const group = await this.get(communityId, ref);
-    await assertVersion(this.em, 'groups', group.id, expectedVersion);
-    // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
-    wrap(group).assign(input, { ignoreUndefined: true });
-    await mapUnique(() => this.em.flush(), EXTERNAL_ID_TAKEN);
-    return group;
+    return this.em.transactional(async (em) => {
+      const group = await new GroupService(em).get(communityId, ref);
+      await assertVersion(em, 'groups', group.id, expectedVersion);
+      // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+      wrap(group).assign(input, { ignoreUndefined: true });
+      await mapUnique(() => em.flush(), EXTERNAL_ID_TAKEN);
+      return group;
+    });
   }
 
   async remove(communityId: string, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {

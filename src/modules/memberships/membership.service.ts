@@ -84,22 +84,14 @@ export class GroupMembershipService {
   ): Promise<GroupMembership> {
     rejectInvalid(under(['input'], membershipIssues(input)));
     // One transaction: the If-Match check locks the row until the write is committed.
-    return this.em.transactional((em) => new GroupMembershipService(em).apply(communityId, groupRef, ref, input, expectedVersion));
-  }
-
-  private async apply(
-    communityId: string,
-    groupRef: RecordRef,
-    ref: RecordRef,
-    input: UpdateGroupMembershipInput,
-    expectedVersion?: string | null,
-  ): Promise<GroupMembership> {
-    const membership = await this.get(communityId, groupRef, ref);
-    await assertVersion(this.em, 'group_memberships', membership.id, expectedVersion);
-    // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
-    wrap(membership).assign(input, { ignoreUndefined: true });
-    await mapUnique(() => this.em.flush(), UNIQUE);
-    return membership;
+    return this.em.transactional(async (em) => {
+      const membership = await new GroupMembershipService(em).get(communityId, groupRef, ref);
+      await assertVersion(em, 'group_memberships', membership.id, expectedVersion);
+      // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
+      wrap(membership).assign(input, { ignoreUndefined: true });
+      await mapUnique(() => em.flush(), UNIQUE);
+      return membership;
+    });
   }
 
   /** The role is service-assigned: never REST input, only this operation (GraphQL). */
