@@ -1,5 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { LoaderFactory } from '../loaders';
+import { anyOf, arrayOf } from './sql';
 import { AppError } from '../errors/app-error';
 
 /**
@@ -34,31 +36,34 @@ export async function assertVersion(em: EntityManager, table: VersionedTable, id
   if (rows[0]?.version !== expected) throw preconditionFailed();
 }
 
-const loaders = new WeakMap<EntityManager, Map<VersionedTable, DataLoader<string, string | undefined>>>();
-
 /**
- * The current version of a record the request wrote or loaded as an entity (reads that
- * return lean rows carry it already). Read in the request's transaction, after its flush.
+ * The current version of records the request wrote or loaded as entities (reads that return
+ * lean rows carry it already), one loader per table, listed in its feature module. Read in the
+ * request's transaction, after its flush; never cached (a mutation may write again).
  */
-export function loadVersion(em: EntityManager, table: VersionedTable, id: string): Promise<string | undefined> {
-  let byTable = loaders.get(em);
-  if (!byTable) loaders.set(em, (byTable = new Map()));
-  let loader = byTable.get(table);
-  if (!loader) {
-    loader = new DataLoader(
+function versionsOf(table: VersionedTable): LoaderFactory<DataLoader<string, string | undefined>> {
+  const load: LoaderFactory<DataLoader<string, string | undefined>> = ({ em }) =>
+    new DataLoader(
       async (ids) => {
-        const rows: { id: string; version: string }[] = await em.execute(`select t.id, ${VERSION_COLUMN('t')} as version from ${table} t where t.id in (?)`, [
-          [...ids],
-        ]);
+        const rows: { id: string; version: string }[] = await em.execute(
+          `select t.id, ${VERSION_COLUMN('t')} as version from ${table} t where t.id = ${anyOf('uuid')}`,
+          [arrayOf(ids)],
+        );
         const map = new Map(rows.map((r) => [r.id, r.version]));
         return ids.map((i) => map.get(i));
       },
       { cache: false },
     );
-    byTable.set(table, loader);
-  }
-  return loader.load(id);
+  Object.defineProperty(load, 'name', { value: `${table}Versions` });
+  return load;
 }
+
+export const VERSION_LOADERS: Record<VersionedTable, LoaderFactory<DataLoader<string, string | undefined>>> = {
+  groups: versionsOf('groups'),
+  members: versionsOf('members'),
+  group_memberships: versionsOf('group_memberships'),
+  additional_fields: versionsOf('additional_fields'),
+};
 
 /** The argument of conditional updates and deletes (GraphQL); REST passes `If-Match` into it. */
 export const EXPECTED_VERSION =

@@ -1,7 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Ctx, FieldResolver, Info, Resolver, Root } from 'type-graphql';
 import type { Context } from '../context';
-import { loadVersion, type VersionedTable } from '../db/version';
+import { VERSION_LOADERS, type VersionedTable } from '../db/version';
 import { AdditionalField } from '../modules/additional-fields/additional-field.entity';
 import { Group } from '../modules/groups/group.entity';
 import { Member } from '../modules/members/member.entity';
@@ -19,7 +19,7 @@ function versionResolver(type: Function, table: VersionedTable) {
     async version(@Root() record: { id: string; version?: string }, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo): Promise<string> {
       // A mutation may have written the record after it was read: read the version again.
       if (record.version && info.operation.operation !== 'mutation') return record.version;
-      return (await loadVersion(ctx.em, table, record.id)) ?? '';
+      return (await ctx.loaders.get(VERSION_LOADERS[table]).load(record.id)) ?? '';
     }
   }
   Object.defineProperty(VersionResolver, 'name', { value: `${type.name}VersionResolver` });

@@ -1,3 +1,4 @@
+import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { AdditionalField } from './additional-field.entity';
 import { additionalFieldById } from './additional-field.loaders';
@@ -8,5 +9,5 @@ export const additionalFieldsModule: FeatureModule = {
   resolvers: [AdditionalFieldResolver],
   routes: additionalFieldRoutes,
   entities: [AdditionalField],
-  loaders: [additionalFieldById],
+  loaders: [additionalFieldById, VERSION_LOADERS.additional_fields],
 };

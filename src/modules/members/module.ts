@@ -1,3 +1,4 @@
+import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { Member, MemberFieldValue } from './member.entity';
 import { memberById, memberFieldValues } from './member.loaders';
@@ -8,5 +9,5 @@ export const membersModule: FeatureModule = {
   resolvers: [MemberResolver, MemberFieldValueResolver],
   routes: memberRoutes,
   entities: [Member, MemberFieldValue],
-  loaders: [memberById, memberFieldValues],
+  loaders: [memberById, memberFieldValues, VERSION_LOADERS.members],
 };

@@ -1,3 +1,4 @@
+import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { GroupMembership } from './membership.entity';
 import { groupMembershipPages, memberMembershipPages } from './membership.loaders';
@@ -9,5 +10,5 @@ export const membershipsModule: FeatureModule = {
   resolvers: [GroupMembershipResolver, GroupMembershipRelations, GroupMembershipsField, MemberMembershipsField],
   routes: membershipRoutes,
   entities: [GroupMembership],
-  loaders: [groupMembershipPages, memberMembershipPages],
+  loaders: [groupMembershipPages, memberMembershipPages, VERSION_LOADERS.group_memberships],
 };
