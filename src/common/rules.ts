@@ -69,6 +69,7 @@ export const EXAMPLE_IDS = {
   additionalField: '3f1c2a9e-8d4b-4e6f-9a1b-2c3d4e5f6a7b',
   member: '5b2d7c1e-3a4f-4b6c-8d9e-0f1a2b3c4d5e',
   importJob: '7c3e9a2b-1d4f-4a6b-9c8d-2e3f4a5b6c7d',
+  webhookEndpoint: '9d4f1b3c-2e5a-4c7d-8e9f-3a4b5c6d7e8f',
 };
 
 // ---- shared field rules ----
@@ -148,4 +149,25 @@ export const NOTIFICATION = {
   title: { ...NAME, example: 'Office closed on Friday' },
   message: text({ min: 1, max: 10_000, nullable: false, example: 'The Berlin office is closed this Friday.' }),
   recipients: list({ maxItems: MAX_RECIPIENTS, nullable: true }),
+};
+
+/**
+ * Webhook endpoints. The url's example names example.com (reserved for documentation,
+ * RFC 2606): it passes the destination guard wherever it is sent, since it resolves to public
+ * addresses, and a name that does not resolve at write time is checked again at connect
+ * time (docs/events.md, "The example endpoint").
+ */
+export const WEBHOOK = {
+  url: text({
+    min: 1,
+    max: 2048,
+    pattern: /^https?:\/\/\S+$/,
+    patternText: 'an absolute http:// or https:// URL',
+    nullable: false,
+    example: 'https://example.com/webhooks',
+  }),
+  // A type the examples never cause: running them sends nothing to the example url.
+  events: list({ minItems: 1, nullable: false, example: ['import_job.failed'] }),
+  description: text({ max: 1024, nullable: true, example: 'On-call team: failed imports' }),
+  enabled: value({ nullable: false, example: true }),
 };

@@ -16,6 +16,8 @@ export type Member = Schemas['ApiMemberResponse'];
 export type Membership = Schemas['ApiGroupMembershipResponse'];
 export type AdditionalField = Schemas['ApiAdditionalFieldResponse'];
 export type ImportJob = Schemas['ApiImportJobResponse'];
+export type WebhookEndpoint = Schemas['ApiWebhookEndpointResponse'];
+export type Event = Schemas['ApiEventResponse'];
 
 /** Calls every operation of the document once, in an order that makes sense; returns each one's HTTP status. */
 export async function callEveryOperation(baseUrl: string, apiKey: string): Promise<Record<string, number>> {
@@ -78,6 +80,14 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   note('addNotification', await api.POST('/notifications', { body: { title: 'Hello', message: 'From a typed client', memberIds: [member.id] } }));
   const job = note('importGroups', await api.POST('/triggers/groups/import', { body: { groups: [{ externalId: 'client-import', name: 'Imported' }] } }));
   note('importMembers', await api.POST('/triggers/members/import', { body: { members: [{ externalId: 'client-2', groupExternalIds: ['client-group'] }] } }));
+  // example.com: a documentation name the destination guard accepts, for an event type this
+  // run never causes, so nothing is sent there (docs/events.md, "The example endpoint").
+  const hook: Schemas['ApiWebhookEndpointCreatedResponse'] = must(
+    note('addWebhookEndpoint', await api.POST('/webhook_endpoints', { body: { url: 'https://example.com/client-hook', events: ['import_job.failed'] } })).data,
+    'addWebhookEndpoint',
+  );
+  if (!hook.secret.startsWith('whsec_')) throw new Error('addWebhookEndpoint: no secret');
+  const endpoint = { params: { path: { identifier: hook.id } } };
 
   const groups = must(note('getGroups', await api.GET('/groups', { params: { query: { limit: 10, sort: 'name:desc, createdAt' } } })).data, 'getGroups');
   const first: Group | undefined = groups.results[0];
@@ -100,6 +110,13 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   const jobId = must(job.data, 'importGroups').id;
   const status: ImportJob = must(note('getImportJob', await api.GET('/import_jobs/{identifier}', { params: { path: { identifier: jobId } } })).data, 'getImportJob');
   if (status.total !== 1 || job.response.headers.get('location') !== `/api/v1/import_jobs/${jobId}`) throw new Error('getImportJob');
+  const events = must(note('getEvents', await api.GET('/events', { params: { query: { limit: 100, types: 'group.created,member.created' } } })).data, 'getEvents');
+  const firstEvent: Event | undefined = events.results[0];
+  if (firstEvent && !['group.created', 'member.created'].includes(firstEvent.type)) throw new Error(`getEvents: ${firstEvent.type}`);
+  note('getWebhookEndpoints', await api.GET('/webhook_endpoints', { params: { query: { sort: 'createdAt:desc' } } }));
+  const e: WebhookEndpoint = must(note('getWebhookEndpoint', await api.GET('/webhook_endpoints/{identifier}', endpoint)).data, 'getWebhookEndpoint');
+  if (e.url !== 'https://example.com/client-hook' || !e.enabled) throw new Error('getWebhookEndpoint');
+  note('getWebhookDeliveries', await api.GET('/webhook_endpoints/{identifier}/deliveries', { params: { ...endpoint.params, query: { limit: 5 } } }));
 
   // PATCH: null clears a nullable field; absent fields stay as they are.
   note('updateGroup', await api.PATCH('/groups/{identifier}', { ...group, body: { about: null, isVisibleInApp: false } }));
@@ -117,10 +134,13 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     }),
   );
 
+  note('updateWebhookEndpoint', await api.PATCH('/webhook_endpoints/{identifier}', { ...endpoint, body: { description: null, enabled: false } }));
+
   note('deleteGroupMembership', await api.DELETE('/groups/{groupIdentifier}/memberships/{identifier}', { params: { path: { ...inGroup, identifier: ms.id } } }));
   note('deleteAdditionalField', await api.DELETE('/additional_fields/{identifier}', { params: { path: { identifier: f.id } } }));
   note('deleteMember', await api.DELETE('/members/{identifier}', { params: { path: { identifier: m.id } } }));
   note('deleteGroup', await api.DELETE('/groups/{identifier}', group));
+  note('deleteWebhookEndpoint', await api.DELETE('/webhook_endpoints/{identifier}', endpoint));
   return statuses;
 }
 
@@ -147,6 +167,10 @@ export function refusedByTheTypes(api: Api): void {
   void api.PATCH('/additional_fields/{identifier}', { params: { path: { identifier: 'f' } }, body: { orderNumber: '1' } });
   // @ts-expect-error the path identifier is required
   void api.GET('/groups/{identifier}', {});
+  // @ts-expect-error a webhook endpoint needs a url
+  void api.POST('/webhook_endpoints', { body: { events: ['*'] } });
+  // @ts-expect-error enabled may be absent but not null
+  void api.PATCH('/webhook_endpoints/{identifier}', { params: { path: { identifier: 'w' } }, body: { enabled: null } });
   // @ts-expect-error PATCH name may be absent but not null
   void api.PATCH('/groups/{identifier}', { params: { path: { identifier: 'g' } }, body: { name: null } });
 }

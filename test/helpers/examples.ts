@@ -27,6 +27,7 @@ export const ORDER = [
   'addNotification',
   'importGroups',
   'importMembers',
+  'addWebhookEndpoint',
   'getGroups',
   'getGroup',
   'getMembers',
@@ -37,15 +38,21 @@ export const ORDER = [
   'getGroupMembership',
   'getImportJobs',
   'getImportJob',
+  'getEvents',
+  'getWebhookEndpoints',
+  'getWebhookEndpoint',
+  'getWebhookDeliveries',
   'updateGroup',
   'updateMember',
   'updateAdditionalField',
   'updateGroupMembership',
   'updateGroupMembershipsOrder',
+  'updateWebhookEndpoint',
   'deleteGroupMembership',
   'deleteAdditionalField',
   'deleteMember',
   'deleteGroup',
+  'deleteWebhookEndpoint',
 ];
 
 export function operations(doc: Doc): Map<string, Operation> {
@@ -92,9 +99,11 @@ export async function send(app: TestApp, t: Tenant, req: { method: string; url: 
  * one thing the examples cannot say, since the service assigns ids.
  */
 async function adoptExampleId(app: TestApp, operationId: string, res: any) {
-  const table = { addAdditionalField: ['additional_fields', EXAMPLE_IDS.additionalField], importGroups: ['import_jobs', EXAMPLE_IDS.importJob] }[
-    operationId
-  ];
+  const table = {
+    addAdditionalField: ['additional_fields', EXAMPLE_IDS.additionalField],
+    importGroups: ['import_jobs', EXAMPLE_IDS.importJob],
+    addWebhookEndpoint: ['webhook_endpoints', EXAMPLE_IDS.webhookEndpoint],
+  }[operationId];
   if (!table) return;
   // Ids are unique across communities: an earlier test community may hold it.
   await app.runtime.pool.query(`delete from ${table[0]} where id = $1`, [table[1]]);

@@ -1,9 +1,11 @@
+import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 
 const ENDPOINT = `fragment WebhookEndpointFields on WebhookEndpoint {
   id externalId url events description enabled disabledReason createdAt modifiedAt
 }`;
-const ref = { ref: { param: 'identifier', keyParam: null } };
+// Webhook endpoints are addressed by the service id only, no `key` (docs/api.md, Addressing).
+const ref = { ref: { param: 'identifier', keyParam: null, example: EXAMPLE_IDS.webhookEndpoint } };
 
 export const webhookRoutes: RouteSpec[] = [
   {
@@ -14,6 +16,7 @@ export const webhookRoutes: RouteSpec[] = [
     resource: 'webhooks',
     status: 200,
     list: true,
+    response: { name: 'ApiWebhookEndpointsResponse', item: 'ApiWebhookEndpointResponse' },
     document: `query getWebhookEndpoints($limit: Int, $skip: Int, $sort: [WebhookEndpointSort!]) {
       result: webhookEndpoints(limit: $limit, skip: $skip, sort: $sort) { results { ...WebhookEndpointFields } limit skip size hasNextPage }
     } ${ENDPOINT}`,
@@ -26,6 +29,7 @@ export const webhookRoutes: RouteSpec[] = [
     resource: 'webhooks',
     status: 201,
     body: 'input',
+    response: { name: 'ApiWebhookEndpointCreatedResponse' },
     document: `mutation addWebhookEndpoint($input: CreateWebhookEndpointInput!) {
       result: createWebhookEndpoint(input: $input) { id externalId secret }
     }`,
@@ -39,6 +43,7 @@ export const webhookRoutes: RouteSpec[] = [
     status: 200,
     refs: ref,
     idOnly: true,
+    response: { name: 'ApiWebhookEndpointResponse' },
     document: `query getWebhookEndpoint($ref: WebhookEndpointRef!) { result: webhookEndpoint(ref: $ref) { ...WebhookEndpointFields } } ${ENDPOINT}`,
   },
   {
@@ -76,6 +81,7 @@ export const webhookRoutes: RouteSpec[] = [
     refs: ref,
     idOnly: true,
     list: true,
+    response: { name: 'ApiWebhookDeliveriesResponse', item: 'ApiWebhookDeliveryResponse' },
     document: `query getWebhookDeliveries($ref: WebhookEndpointRef!, $limit: Int, $skip: Int, $sort: [WebhookDeliverySort!]) {
       result: webhookDeliveries(ref: $ref, limit: $limit, skip: $skip, sort: $sort) {
         results { id eventId type status attempts responseStatus lastError nextAttemptAt createdAt } limit skip size hasNextPage

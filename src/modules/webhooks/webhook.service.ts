@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { pageWindow, type Page } from '../../common/pagination';
 import { isId } from '../../common/ids';
+import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
 import { EVENT_TYPES } from '../events/event-types';
@@ -18,8 +19,8 @@ export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
 async function checkUrl(checks: Checks, url: string | null | undefined): Promise<void> {
   if (url === undefined) return;
-  if (url === null) return void checks.add(['url'], 'url must not be null');
-  if (url.length > 2048) return void checks.add(['url'], 'url must be at most 2048 characters long');
+  const own = new Checks().string('url', url, WEBHOOK.url);
+  if (!own.ok || url === null) return void checks.nest([], own.issues);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -68,7 +69,7 @@ export class WebhookService {
   }
 
   async create(communityId: string, input: CreateWebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
-    const checks = new Checks().string('description', input.description, { max: 1024, nullable: true });
+    const checks = new Checks().string('description', input.description, WEBHOOK.description);
     checkEvents(checks, input.events);
     await checkUrl(checks, input.url);
     checks.done(['input']);
@@ -84,7 +85,7 @@ export class WebhookService {
   }
 
   async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
-    const checks = new Checks().string('description', input.description, { max: 1024, nullable: true }).notNull('enabled', input.enabled);
+    const checks = new Checks().string('description', input.description, WEBHOOK.description).nullable('enabled', input.enabled, WEBHOOK.enabled);
     checkEvents(checks, input.events);
     await checkUrl(checks, input.url);
     checks.done(['input']);
