@@ -75,7 +75,8 @@ function successResponse(route: CompiledRoute, schema: GraphQLSchema, registry: 
   if (route.status === 204) return { description: 'Done; no content.', headers };
   let body = resultSchema(schema, route.parsed);
   const names = route.response;
-  if (route.cursor) {
+  if (route.cursor || route.list) {
+    // A list response; offset lists echo `skip`, the cursor feed has none (its next page is in `_links.next`).
     const page = body as { properties: Record<string, JsonSchema> };
     const results = page.properties.results as { items: JsonSchema };
     body = named(registry, names?.name, {
@@ -86,21 +87,7 @@ function successResponse(route: CompiledRoute, schema: GraphQLSchema, registry: 
         results: { ...results, items: named(registry, names?.item, results.items, route) },
         _links: ref('schemas', 'ListLinks'),
         limit: page.properties.limit,
-        size: { ...page.properties.size, description: 'Number of records in this page.' },
-      },
-    }, route);
-  } else if (route.list) {
-    const page = body as { properties: Record<string, JsonSchema> };
-    const results = page.properties.results as { items: JsonSchema };
-    body = named(registry, names?.name, {
-      type: 'object',
-      additionalProperties: false,
-      required: ['results', '_links', 'limit', 'size'],
-      properties: {
-        results: { ...results, items: named(registry, names?.item, results.items, route) },
-        _links: ref('schemas', 'ListLinks'),
-        limit: page.properties.limit,
-        skip: { ...page.properties.skip, description: 'Echo of the offset.' },
+        ...(route.cursor ? {} : { skip: { ...page.properties.skip, description: 'Echo of the offset.' } }),
         size: { ...page.properties.size, description: 'Number of records in this page.' },
       },
     }, route);
