@@ -59,6 +59,12 @@ export async function applyMemberBatch(
   const issues = new RowIssues();
   const emails = batch.map((r) => r.data.emailAddress).filter((e): e is string => typeof e === 'string');
   const groupRefs = new Set(batch.flatMap((r) => r.data.groupExternalIds ?? []));
+  // Lock order of every membership writer: the groups first (in id order), then the members
+  // (a member delete does the same, so the two can never wait for each other in a cycle).
+  const groups = await tx.execute<{ id: string; external_id: string }[]>(
+    `select id, external_id from groups where community_id = ? and external_id = ${anyOf()} order by id for update`,
+    [communityId, arrayOf(groupRefs)],
+  );
   const existing = await tx.execute<{ external_id: string; first_name: string | null; last_name: string | null; email_address: string | null }[]>(
     `select external_id, first_name, last_name, email_address from members
       where community_id = ? and external_id = ${anyOf()}
@@ -69,10 +75,6 @@ export async function applyMemberBatch(
     `select external_id, lower(email_address) as email from members
       where community_id = ? and lower(email_address) = ${anyOf()}`,
     [communityId, arrayOf(emails.map((e) => e.toLowerCase()))],
-  );
-  const groups = await tx.execute<{ id: string; external_id: string }[]>(
-    `select id, external_id from groups where community_id = ? and external_id = ${anyOf()}`,
-    [communityId, arrayOf(groupRefs)],
   );
   const current = new Map(existing.map((m) => [m.external_id, m]));
   const holder = new Map(emailHolders.map((h) => [h.email, h.external_id]));

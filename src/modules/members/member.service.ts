@@ -20,8 +20,11 @@ const taken = (base: Path, whole?: Path) => ({
   members_community_email_unique: { path: whole ?? [...base, 'emailAddress'], detail: 'emailAddress is already used by another member' },
 });
 
-/** Attempts of a member delete that lost a deadlock (benign: nothing of it was kept). */
+/** Attempts of a member delete (see remove): a lost deadlock or new memberships start it again. */
 const DELETE_TRIES = 6;
+
+/** The member joined a group between reading its groups and locking it: the delete starts again. */
+class GroupsMoved extends Error {}
 
 export class MemberService {
   constructor(private readonly em: EntityManager) {}
@@ -134,20 +137,27 @@ export class MemberService {
   async remove(communityId: string, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
     if (!where) throw notFound('Member');
-    // Lock the member's groups first, in id order: the cascade's count trigger updates them,
-    // and every membership write locks its group before its rows, so no deadlock is possible.
-    // An import upserts member rows before it locks their groups (the other order): a deadlock
-    // with it is benign, PostgreSQL rolled this attempt back entirely, so it is tried again.
+    // Lock order, the same as every membership writer (imports included): the member's groups
+    // first, in id order (the cascade's count trigger updates them), then the member row. The
+    // group set is read before the member is locked, so a membership committed in between
+    // (an import adding this member to another group) would make the cascade touch a group
+    // this transaction does not hold: that is seen once the member row is ours (nothing can
+    // add a membership to it any more) and the attempt starts again, never deadlocking.
     const attempt = () =>
       this.em.transactional(async (tem) => {
         const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
         if (!member) return 0;
-        await assertVersion(tem, 'members', member.id, expectedVersion);
         // tem.execute: inside this transaction (the connection's execute would use another connection and drop the lock at once).
-        await tem.execute(
+        const locked = await tem.execute<{ id: string }[]>(
           'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
           [member.id],
         );
+        const held = await tem.execute<{ id: string }[]>('select id from members where id = ? for update', [member.id]);
+        if (!held.length) return 0; // deleted meanwhile
+        await assertVersion(tem, 'members', member.id, expectedVersion);
+        const groups = await tem.execute<{ group_id: string }[]>('select distinct group_id from group_memberships where member_id = ?', [member.id]);
+        const have = new Set(locked.map((g) => g.id));
+        if (groups.some((g) => !have.has(g.group_id))) throw new GroupsMoved();
         return tem.nativeDelete(Member, { id: member.id, communityId });
       });
     let deleted = 0;
@@ -156,8 +166,8 @@ export class MemberService {
         deleted = await attempt();
         break;
       } catch (err) {
-        if (!(err instanceof DeadlockException) || tries >= DELETE_TRIES) throw err;
-        // Rolled back entirely: wait a little (randomised, growing) so the other side finishes first.
+        // A deadlock (benign: PostgreSQL rolled the attempt back entirely) or new memberships: again.
+        if (!(err instanceof DeadlockException || err instanceof GroupsMoved) || tries >= DELETE_TRIES) throw err;
         await new Promise((resolve) => setTimeout(resolve, tries * (10 + Math.random() * 40)));
       }
     }
