@@ -67,7 +67,7 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
   };
 }
 
-/** utime + stime of `pid` and its children (PostgreSQL: the postmaster and its backends), ms. */
+/** utime + stime of `pid` and its children, live and reaped (PostgreSQL: the postmaster and its backends), ms. */
 function treeCpuMs(pid: number): number {
   let ticks = 0;
   for (const entry of fs.readdirSync('/proc')) {
@@ -75,7 +75,11 @@ function treeCpuMs(pid: number): number {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === pid || Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
+      if (Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
+      // The postmaster's own time and, in cutime + cstime, that of every backend it has reaped:
+      // without them a backend that exits (a pool closing an idle connection) takes its CPU
+      // out of the sum, and an arm measured meanwhile got a negative share.
+      if (Number(entry) === pid) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
     } catch {
       // the process ended meanwhile
     }

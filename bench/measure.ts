@@ -3,19 +3,28 @@ import { paced } from './paced';
 import { graphqlBody, type LoadOp } from './ops';
 import type { Server } from './proc';
 
-export const ARMS = ['rest', 'graphql', 'raw'] as const;
+export const ARMS = ['rest', 'graphql', 'raw', 'postgraphile4', 'postgraphile5'] as const;
 export type Arm = (typeof ARMS)[number];
+/** The service's arms and its yardstick; the peers (PostGraphile) answer only the ops with a `peer` document. */
+export const OWN_ARMS = ['rest', 'graphql', 'raw'] as const satisfies readonly Arm[];
+export const PEER_ARMS = ['postgraphile4', 'postgraphile5'] as const satisfies readonly Arm[];
+export const isPeer = (a: Arm): boolean => (PEER_ARMS as readonly Arm[]).includes(a);
+/** The arms that serve `op`. */
+export const armsOf = (op: LoadOp, arms: readonly Arm[]): Arm[] => arms.filter((a) => !isPeer(a) || op.peer !== undefined);
 
 export interface ArmResult {
   /** Per round, in round order (so arms of one round pair up). */
   rps: number[];
   cpuMs: number[];
   dbCpuMs: number[];
+  /** autocannon's p99 under saturation, per round (ms). */
+  p99: number[];
   /** Non-2xx responses, errors and timeouts over every run of the arm: must stay 0. */
   bad: number;
   rpsMedian: number;
   cpuMsMedian: number;
   dbCpuMsMedian: number;
+  p99Median: number;
   /** At half of the arm's saturated throughput. */
   halfRate?: { rate: number; p50: number; p99: number; lateMs: number };
 }
@@ -46,6 +55,10 @@ export interface LoadSettings {
 
 export function armRequest(arm: Arm, op: LoadOp, key: string): HttpRequest {
   const headers: Record<string, string> = { 'x-api-key': key };
+  if (isPeer(arm)) {
+    if (!op.peer) throw new Error(`bench: ${op.id} has no peer document`);
+    return { method: 'POST', path: '/graphql', body: JSON.stringify(op.peer[arm as 'postgraphile4' | 'postgraphile5']), headers: { 'content-type': 'application/json' } };
+  }
   if (arm === 'graphql') {
     return { method: 'POST', path: '/graphql', body: graphqlBody(op), headers: { ...headers, 'content-type': 'application/json' } };
   }
@@ -60,7 +73,7 @@ export function armRequest(arm: Arm, op: LoadOp, key: string): HttpRequest {
  * Then p50/p99 at half of each arm's own saturated rate, paced evenly (paced.ts).
  */
 export async function measureLoad(
-  servers: Record<Arm, Server>,
+  servers: Partial<Record<Arm, Server>>,
   key: string,
   ops: LoadOp[],
   s: LoadSettings,
@@ -68,17 +81,18 @@ export async function measureLoad(
 ): Promise<OpResult[]> {
   const results: OpResult[] = ops.map((op) => ({
     op,
-    arms: Object.fromEntries(ARMS.map((a) => [a, { rps: [], cpuMs: [], dbCpuMs: [], bad: 0, rpsMedian: NaN, cpuMsMedian: NaN, dbCpuMsMedian: NaN }])) as unknown as Record<Arm, ArmResult>,
+    arms: Object.fromEntries(ARMS.map((a) => [a, { rps: [], cpuMs: [], dbCpuMs: [], p99: [], bad: 0, rpsMedian: NaN, cpuMsMedian: NaN, dbCpuMsMedian: NaN, p99Median: NaN }])) as unknown as Record<Arm, ArmResult>,
   }));
   const run = (arm: Arm, op: LoadOp, seconds: number): Promise<Shot> =>
-    shoot(servers[arm], armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
+    shoot(servers[arm]!, armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
 
   log(`warm-up: ${s.warmSeconds} s per op and arm`);
-  for (const { op } of results) for (const arm of s.arms) await run(arm, op, s.warmSeconds);
+  for (const { op } of results) for (const arm of armsOf(op, s.arms)) await run(arm, op, s.warmSeconds);
 
   for (let round = 0; round < s.rounds; round++) {
-    const order = s.arms.map((_, i) => s.arms[(i + round) % s.arms.length]);
     for (const r of results) {
+      const arms = armsOf(r.op, s.arms);
+      const order = arms.map((_, i) => arms[(i + round) % arms.length]);
       const line: string[] = [];
       for (const arm of order) {
         const shot = await run(arm, r.op, s.seconds);
@@ -86,6 +100,7 @@ export async function measureLoad(
         a.rps.push(shot.rps);
         a.cpuMs.push(shot.cpuMs);
         a.dbCpuMs.push(shot.dbCpuMs);
+        a.p99.push(shot.p99);
         a.bad += shot.bad;
         line.push(`${arm} ${shot.rps.toFixed(0)}/s${shot.bad ? ` (${shot.bad} bad)` : ''}`);
       }
@@ -98,19 +113,20 @@ export async function measureLoad(
       a.rpsMedian = median(a.rps);
       a.cpuMsMedian = median(a.cpuMs);
       a.dbCpuMsMedian = median(a.dbCpuMs);
+      a.p99Median = median(a.p99);
     }
   }
 
   for (const r of results) {
-    for (const arm of s.arms) {
+    for (const arm of armsOf(r.op, s.arms)) {
       const a = r.arms[arm];
       const rate = Math.max(1, Math.round(a.rpsMedian / 2));
-      const shot = await paced(servers[arm].url, armRequest(arm, r.op, key), rate, s.latencySeconds, s.connections);
+      const shot = await paced(servers[arm]!.url, armRequest(arm, r.op, key), rate, s.latencySeconds, s.connections);
       a.bad += shot.bad;
       a.halfRate = { rate, p50: shot.p50, p99: shot.p99, lateMs: shot.lateMs };
     }
     const h = (arm: Arm) => `${arm} p50 ${r.arms[arm].halfRate!.p50} ms p99 ${r.arms[arm].halfRate!.p99} ms`;
-    log(`half rate ${r.op.id}: ${s.arms.map(h).join(', ')}`);
+    log(`half rate ${r.op.id}: ${armsOf(r.op, s.arms).map(h).join(', ')}`);
   }
   return results;
 }

@@ -19,7 +19,23 @@ export interface LoadOp {
   variables: Record<string, unknown>;
   /** A list route: held to the raw-throughput goal. */
   list: boolean;
+  /** The same page asked of each PostGraphile peer (its GraphQL request), when they can answer it. */
+  peer?: Record<'postgraphile4' | 'postgraphile5', { query: string; variables: Record<string, unknown> }>;
 }
+
+/**
+ * The groups page in PostGraphile's schema: the community's groups by createdAt, id, with
+ * the stored membership count and whether a next page exists (the REST envelope's `next`
+ * link needs that too). PostGraphile 5's amber preset names the `id` column `rowId` (its
+ * `id` is the global Node ID), so its document aliases it back.
+ */
+const peerGroupsQuery = (idField: string, idOrder: string) => `query GroupsPage($communityId: UUID!, $first: Int!) {
+  allGroups(condition: { communityId: $communityId }, orderBy: [CREATED_AT_ASC, ${idOrder}], first: $first) {
+    nodes { id: ${idField} externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt }
+    pageInfo { hasNextPage }
+  }
+}`;
+export const PEER_GROUPS_QUERY = { postgraphile4: peerGroupsQuery('id', 'ID_ASC'), postgraphile5: peerGroupsQuery('rowId', 'ROW_ID_ASC') };
 
 export function documentOf(operationId: string): string {
   const route = routes.find((r) => r.operationId === operationId);
@@ -36,7 +52,11 @@ const NEW_GROUP = { name: 'Bench group', about: 'Created by the benchmark', colo
 export function loadOps(s: Seeded): LoadOp[] {
   const byOrder = [{ field: 'orderNumber', direction: 'ASC' }];
   return [
-    { id: 'groups20', label: 'GET /groups?limit=20', operationId: 'getGroups', method: 'GET', path: '/api/v1/groups?limit=20', variables: { limit: 20 }, list: true },
+    { id: 'groups20', label: 'GET /groups?limit=20', operationId: 'getGroups', method: 'GET', path: '/api/v1/groups?limit=20', variables: { limit: 20 }, list: true,
+      peer: {
+        postgraphile4: { query: PEER_GROUPS_QUERY.postgraphile4, variables: { communityId: s.communityId, first: 20 } },
+        postgraphile5: { query: PEER_GROUPS_QUERY.postgraphile5, variables: { communityId: s.communityId, first: 20 } },
+      } },
     { id: 'groups100', label: 'GET /groups?limit=100', operationId: 'getGroups', method: 'GET', path: '/api/v1/groups?limit=100', variables: { limit: 100 }, list: true },
     { id: 'group', label: 'GET /groups/{id}', operationId: 'getGroup', method: 'GET', path: `/api/v1/groups/${s.groupId}`, variables: { ref: { id: s.groupId } }, list: false },
     {

@@ -54,11 +54,14 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
   throw new Error(`server not ready after ${timeoutMs} ms:\n${output()}`);
 }
 
-/** Starts `node ...args` with `env` on a free port and waits for GET /health; its output goes to `logFile`. */
-export async function startServer(name: string, args: string[], env: Record<string, string>, logFile: string): Promise<Server> {
+/**
+ * Starts `node ...args` with `env` on a free port and waits for GET /health; its output goes to `logFile`.
+ * `node`: the binary (default: the one running the bench).
+ */
+export async function startServer(name: string, args: string[], env: Record<string, string>, logFile: string, node = process.execPath): Promise<Server> {
   const port = await freePort();
   const logStream = fs.createWriteStream(logFile);
-  const child = spawn(process.execPath, args, {
+  const child = spawn(node, args, {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

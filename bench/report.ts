@@ -1,4 +1,4 @@
-import { ARMS, pairedRatio, type OpResult } from './measure';
+import { ARMS, OWN_ARMS, PEER_ARMS, pairedRatio, type Arm, type OpResult } from './measure';
 import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
 import type { EventsBench } from './events';
@@ -12,6 +12,8 @@ export interface Meta {
   cores: number;
   memoryGb: number;
   node: string;
+  /** The Node.js each arm ran on (absent in results saved before it was recorded). */
+  nodes?: Partial<Record<Arm, string>>;
   database: string;
   loadStart: number[];
   loadEnd: number[];
@@ -26,7 +28,13 @@ export interface BenchResults {
   sql: SqlReport;
   /** Statements the raw server sends per op (by construction, see raw-server.ts). */
   rawSql: Record<string, number>;
-  memory: { service: { peakMb: number; rssMb: number }; raw: { peakMb: number; rssMb: number }; serviceAfterSingles?: { peakMb: number } };
+  memory: {
+    service: { peakMb: number; rssMb: number };
+    raw: { peakMb: number; rssMb: number };
+    serviceAfterSingles?: { peakMb: number };
+    postgraphile4?: { peakMb: number; rssMb: number };
+    postgraphile5?: { peakMb: number; rssMb: number };
+  };
   singles: Timed[];
   /** Absent in results saved before it was measured. */
   safety?: SafetyCost[];
@@ -61,15 +69,17 @@ export function renderResults(r: BenchResults): string {
     'Written by `bench/run.ts`; do not edit by hand. How to read it and what moves the numbers: `docs/performance.md`.',
     '',
     `- Date: ${m.date}; commit \`${m.commit}\`; ${n2(m.minutes, 1)} minutes end to end`,
-    `- Machine: ${m.cpu}, ${m.cores} cores, ${n2(m.memoryGb, 1)} GB memory; Node ${m.node}; ${m.database}`,
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${n2(m.memoryGb, 1)} GB memory; bench process on Node ${m.node}; ${m.database}`,
+    `- Node.js per arm: ${m.nodes ? ARMS.filter((a) => m.nodes![a]).map((a) => `${a} ${m.nodes![a]}`).join(', ') : `all ${m.node}`}`,
     `- Load average (1/5/15 min) at start ${m.loadStart.map((x) => x.toFixed(2)).join('/')}, at end ${m.loadEnd.map((x) => x.toFixed(2)).join('/')}` +
       ' (the load generator, PostgreSQL and the servers share these cores; other load skews absolute numbers, less so the ratios, which come from interleaved arms)',
     `- Load: autocannon, ${s.connections} connections, ${s.rounds} rounds x ${s.seconds} s per arm (arms interleaved, order rotated per round), medians; ` +
       `latency at half of each arm's saturated rate for ${s.latencySeconds} s; timed operations: median of ${s.opReps} runs per arm after a warm-up`,
     '- Arms: **REST** = the service\'s `/api/v1` route; **GraphQL** = the route\'s own document POSTed to `/graphql` with the variables the facade binds; ' +
-      '**raw** = `bench/raw-server.ts`, node:http + pg running the same statements (prepared) and answering the same JSON.',
+      '**raw** = `bench/raw-server.ts`, node:http + pg running the same statements (prepared) and answering the same JSON; ' +
+      '**postgraphile4** / **postgraphile5** = PostGraphile over the same database and tables (`bench/postgraphile-server.ts`), answering the same page of groups.',
     '',
-    '## Goals (issue 6)',
+    '## Goals (issues 6 and 12)',
     '',
     ...table(['Goal', 'Measured', 'Target', 'Status'], goals(r).map((g: Goal) => [g.goal, g.measured, g.target, g.status])),
     '',
@@ -85,6 +95,7 @@ export function renderResults(r: BenchResults): string {
       ]),
     ),
     '',
+    ...peerSection(r),
     '## Server CPU and SQL per request',
     '',
     'CPU: utime + stime of the server process (all threads) over an arm, per 2xx response, median (ms). PG CPU: the same for the embedded PostgreSQL server (postmaster and backends; n/a on DATABASE_URL). ' +
@@ -94,7 +105,7 @@ export function renderResults(r: BenchResults): string {
       ['Operation', 'CPU REST', 'CPU GraphQL', 'CPU raw', 'PG CPU REST / GraphQL / raw', 'SQL REST', 'SQL GraphQL', 'SQL raw'],
       r.load.map(({ op, arms }) => [
         op.label, n2(arms.rest.cpuMsMedian), n2(arms.graphql.cpuMsMedian), n2(arms.raw.cpuMsMedian),
-        ARMS.map((a) => n2(arms[a].dbCpuMsMedian)).join(' / '),
+        OWN_ARMS.map((a) => n2(arms[a].dbCpuMsMedian)).join(' / '),
         sqlOf(r.sql.rest[op.id]), sqlOf(r.sql.graphql[op.id]), String(r.rawSql[op.id] ?? 'n/a'),
       ]),
     ),
@@ -108,11 +119,11 @@ export function renderResults(r: BenchResults): string {
     'Open loop at half of the arm\'s median saturated rate. "client late": the bench process sent its requests more than 10 ms behind the pace (p99), so it, not the server, limited that run.',
     '',
     ...table(
-      ['Operation', ...ARMS.map((a) => `${a} rate/s`), ...ARMS.map((a) => `${a} p50 / p99`)],
+      ['Operation', ...OWN_ARMS.map((a) => `${a} rate/s`), ...OWN_ARMS.map((a) => `${a} p50 / p99`)],
       r.load.map(({ op, arms }) => [
         op.label,
-        ...ARMS.map((a) => n0(arms[a].halfRate?.rate ?? NaN)),
-        ...ARMS.map((a) => `${arms[a].halfRate?.p50 ?? 'n/a'} / ${arms[a].halfRate?.p99 ?? 'n/a'}${(arms[a].halfRate?.lateMs ?? 0) > 10 ? ' (client late)' : ''}`),
+        ...OWN_ARMS.map((a) => n0(arms[a].halfRate?.rate ?? NaN)),
+        ...OWN_ARMS.map((a) => `${arms[a].halfRate?.p50 ?? 'n/a'} / ${arms[a].halfRate?.p99 ?? 'n/a'}${(arms[a].halfRate?.lateMs ?? 0) > 10 ? ' (client late)' : ''}`),
       ]),
     ),
     '',
@@ -136,7 +147,8 @@ export function renderResults(r: BenchResults): string {
     '## Memory',
     '',
     `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
-      `raw server: ${n0(r.memory.raw.peakMb)} MB.` +
+      `raw server: ${n0(r.memory.raw.peakMb)} MB` +
+      PEER_ARMS.filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
       (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
     '',
     ...(r.neighbour ? neighbourSection(r.neighbour) : []),
@@ -150,6 +162,43 @@ export function renderResults(r: BenchResults): string {
     '',
   ];
   return out.join('\n');
+}
+
+/** The ops the PostGraphile peers answered, every arm side by side (issue 12). */
+function peerSection(r: BenchResults): string[] {
+  const withPeers = r.load.filter((l) => l.op.peer && PEER_ARMS.some((a) => l.arms[a].rps.length));
+  if (!withPeers.length) return [];
+  const node = (a: Arm) => r.meta.nodes?.[a] ?? r.meta.node;
+  const rows: string[][] = [];
+  for (const l of withPeers) {
+    for (const a of [...OWN_ARMS, ...PEER_ARMS]) {
+      const x = l.arms[a];
+      if (!x.rps.length) continue;
+      rows.push([
+        l.op.label, a, node(a), n0(x.rpsMedian), n2(x.cpuMsMedian), n2(x.dbCpuMsMedian), n2(x.p99Median, 1),
+        x.halfRate ? `${x.halfRate.p50} / ${x.halfRate.p99}` : 'n/a',
+      ]);
+    }
+  }
+  const ratios: string[][] = [];
+  for (const l of withPeers) {
+    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw']];
+    for (const [a, b] of pairs) {
+      if (!l.arms[a].rps.length || !l.arms[b].rps.length) continue;
+      ratios.push([l.op.label, `${a} / ${b}`, ratio(pairedRatio(l, a, b), 1), ratio(l.arms[a].cpuMsMedian, l.arms[b].cpuMsMedian)]);
+    }
+  }
+  return [
+    '## Against PostGraphile (issue 12)',
+    '',
+    'The same page from every arm, measured interleaved with the others (the peers take their turn in the same rounds). ' +
+      'p99 loaded: autocannon\'s p99 at saturation, median over the rounds. The peers do no authentication and no rate limiting; the service and raw do both.',
+    '',
+    ...table(['Operation', 'Arm', 'Node', 'req/s', 'CPU ms/req', 'PG CPU ms/req', 'p99 loaded (ms)', 'half rate p50 / p99 (ms)'], rows),
+    '',
+    ...table(['Operation', 'Ratio', 'Throughput (paired)', 'CPU per request'], ratios),
+    '',
+  ];
 }
 
 function shortList(r: BenchResults): string[] {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { transformFileSync } from '@swc/core';
 import { openBenchDatabase, serverVersion, type BenchDatabase } from './db';
 import { timeImport } from './import';
-import { ARMS, measureLoad, type Arm } from './measure';
+import { ARMS, isPeer, measureLoad, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
@@ -17,7 +17,8 @@ import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
 import { timeEvents } from './events';
-import { checkSameJson } from './verify';
+import { checkPeers, checkSameJson } from './verify';
+import { node24, NODE24_VERSION, nodeVersion, preparePeer, type Peer } from './peers';
 
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
 const settings = {
@@ -41,7 +42,13 @@ const profile = process.env.BENCH_PROFILE === '1';
 /** Extra node flags for the service, e.g. BENCH_SERVICE_FLAGS="--max-semi-space-size=4" to try heap sizing. */
 const serviceFlags = process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? [];
 const PRODUCTION_FLAGS: string[] = (JSON.parse(fs.readFileSync('package.json', 'utf8')).config?.nodeFlags ?? '').split(' ').filter(Boolean);
-const partial = Boolean(only) || profile || arms.length < ARMS.length || serviceFlags.length > 0;
+/**
+ * The Node.js of the service, the raw server and PostGraphile 4: the bench's Node 24
+ * (NODE24_VERSION, installed into .data/) by default, so that they compare like with like
+ * with PostGraphile 5, which needs it; BENCH_NODE=current runs them on the Node running the bench.
+ */
+const benchNode = process.env.BENCH_NODE || NODE24_VERSION;
+const partial = benchNode !== NODE24_VERSION || Boolean(only) || profile || arms.length < ARMS.length || serviceFlags.length > 0;
 const OUT = path.resolve('.data/bench');
 const PROFILE_DIR = path.join(OUT, 'profile');
 const BASE = 'http://bench.invalid';
@@ -104,18 +111,35 @@ async function main() {
     if (serviceFlags.length) notes.push(`The service ran with node flags ${serviceFlags.join(' ')} (BENCH_SERVICE_FLAGS).`);
     // Production mode as `npm run start:prod` runs it: the same node flags (package.json config.nodeFlags).
     notes.push(`The service ran with the production node flags: ${PRODUCTION_FLAGS.join(' ') || 'none'}.`);
+    const serviceNode = benchNode === 'current' ? process.execPath : benchNode === NODE24_VERSION ? node24() : fail(`BENCH_NODE must be ${NODE24_VERSION} or current`);
+    const nodes: Partial<Record<Arm, string>> = {};
     // Private networks allowed: the events bench delivers webhooks to a receiver on 127.0.0.1.
-    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, path.join(OUT, 'service.log'));
+    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
-    const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'));
+    const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
     servers.push(raw);
-    log(`service pid ${service.pid}${profile ? ' (profiling)' : ''}, raw pid ${raw.pid}`);
+    nodes.rest = nodes.graphql = nodes.raw = nodeVersion(serviceNode);
+    log(`service pid ${service.pid}${profile ? ' (profiling)' : ''}, raw pid ${raw.pid}, on Node ${nodes.rest}`);
     const key = await createKey(service, seeded.communityId);
     notes.push(...(await checkSameJson(service.url, raw.url, key, ops)));
 
-    const servers3: Record<Arm, Server> = { rest: service, graphql: service, raw };
-    const load = await measureLoad(servers3, key, ops, { ...settings, arms, dbCpu: db.cpuMs }, log);
+    const armServers: Partial<Record<Arm, Server>> = { rest: service, graphql: service, raw };
+    // The peers: PostGraphile 4 on the service's Node, PostGraphile 5 on Node 24 (it needs 22 or later).
+    const peerArms = arms.filter((a) => isPeer(a) && ops.some((op) => op.peer)) as Peer[];
+    for (const peer of peerArms) {
+      log(`preparing ${peer}`);
+      const node = peer === 'postgraphile5' ? node24() : serviceNode;
+      const server = await startServer(peer, [preparePeer(peer)], { DATABASE_URL: db.url, PEER: peer, NODE_ENV: 'production' }, path.join(OUT, `${peer}.log`), node);
+      servers.push(server);
+      armServers[peer] = server;
+      nodes[peer] = nodeVersion(node);
+      log(`${peer} pid ${server.pid} on Node ${nodes[peer]}`);
+    }
+    notes.push(...(await checkPeers(service.url, peerArms.map((arm) => ({ arm, url: armServers[arm]!.url })), key, ops)));
+
+    const load = await measureLoad(armServers, key, ops, { ...settings, arms: arms.filter((a) => armServers[a]), dbCpu: db.cpuMs }, log);
     const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
+    for (const peer of peerArms) memory[peer] = armServers[peer]!.memory();
 
     const singles = [];
     if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
@@ -150,6 +174,7 @@ async function main() {
         cores: os.cpus().length,
         memoryGb: os.totalmem() / 2 ** 30,
         node: process.version,
+        nodes,
         database: `PostgreSQL ${pgVersion}, ${db.label}`,
         loadStart,
         loadEnd: os.loadavg(),
@@ -204,6 +229,10 @@ function compileRawServer(): string {
   const file = path.join(OUT, 'raw-server.js'); // under the repo, so `pg` resolves from node_modules
   fs.writeFileSync(file, code);
   return file;
+}
+
+function fail(message: string): never {
+  throw new Error(`bench: ${message}`);
 }
 
 function git(args: string[]): string {

@@ -1,4 +1,4 @@
-import { armRequest } from './measure';
+import { armRequest, type Arm } from './measure';
 import type { LoadOp } from './ops';
 
 async function get(url: string, req: ReturnType<typeof armRequest>) {
@@ -33,5 +33,38 @@ export async function checkSameJson(serviceUrl: string, rawUrl: string, key: str
     else same.push(op.id);
   }
   if (same.length) notes.push(`Checked before measuring: REST, GraphQL (its \`result\`) and raw answer the same JSON for ${same.join(', ')}.`);
+  return notes;
+}
+
+/** Timestamps compared to the millisecond, whatever the notation (PostgreSQL's `+00:00` and microseconds, or JSON's `Z`). */
+const normalise = (row: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.keys(row)
+      .sort()
+      .map((k) => [k, typeof row[k] === 'string' && /^\d{4}-\d\d-\d\dT/.test(row[k] as string) ? new Date(row[k] as string).toISOString() : row[k]]),
+  );
+
+/**
+ * The peers (PostGraphile) must return the same records as the REST route, in the same
+ * order, with every field the route answers, and agree on whether a next page exists.
+ * Returns notes for the report; a peer that answers differently is named there.
+ */
+export async function checkPeers(serviceUrl: string, peers: { arm: Arm; url: string }[], key: string, ops: LoadOp[]): Promise<string[]> {
+  const notes: string[] = [];
+  for (const op of ops.filter((o) => o.peer)) {
+    const rest = await get(serviceUrl, armRequest('rest', op, key));
+    const want = JSON.stringify((rest.body?.results ?? []).map(normalise));
+    for (const { arm, url } of peers) {
+      const res = await get(url, armRequest(arm, op, key));
+      const page = res.body?.data?.allGroups;
+      const got = JSON.stringify((page?.nodes ?? []).map(normalise));
+      const sameNext = Boolean(page?.pageInfo?.hasNextPage) === Boolean(rest.body?._links?.next);
+      if (res.status !== 200 || res.body?.errors || got !== want || !sameNext) {
+        notes.push(`${op.label}: ${arm} answers differently (${res.status}: ${JSON.stringify(res.body).slice(0, 300)})`);
+      } else {
+        notes.push(`Checked before measuring: ${arm} returns the same ${rest.body.results.length} records as REST for ${op.id} (every field, same order, same next-page answer).`);
+      }
+    }
+  }
   return notes;
 }
