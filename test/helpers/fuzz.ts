@@ -250,7 +250,9 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
             const path = '/api/v1' + route.path.replace(/:(\w+)/g, () => (where === 'path' ? encodeURIComponent(nul) : 'seed'));
             let req = app.http[route.method.toLowerCase() as 'post'](`${path}?key=externalId`).set('X-API-Key', t.key);
             if (where === 'csv' && route.csv) {
-              req = req.set('Content-Type', 'text/csv').send(`externalId,${field}\r\nx,${nul.replace(/[",\r\n]/g, '')}\r\n`);
+              // A column the file may have (an unknown one is refused at the header, before any cell is read).
+              const column = route.csv.rows === 'groups' ? 'name' : 'firstName';
+              req = req.set('Content-Type', 'text/csv').send(`externalId,${column}\r\nx,${nul.replace(/[",\r\n]/g, '')}\r\n`);
             } else {
               const value = where === 'nested' ? { groupMemberships: [{ [field]: nul }], members: [{ [field]: nul }], groups: [{ [field]: nul }] } : { [field]: nul };
               req = req.send(value);
