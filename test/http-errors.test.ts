@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { expectProblem } from './helpers/factories';
 import { listen } from '../src/runtime';
+import { rawHttp } from './helpers/process';
 
 /** Errors of the HTTP layer itself: Node's parser, methods, subscriptions. */
 let app: TestApp;
@@ -21,20 +22,7 @@ afterAll(async () => {
   await app.close();
 });
 
-/** Sends `raw` bytes and returns the whole answer (the server closes the connection). */
-function raw(data: string): Promise<{ status: number; headers: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head, ...rest] = out.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), headers: head, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(data);
-  });
-}
+const raw = (data: string) => rawHttp(port, data);
 
 describe("Node's HTTP parser errors are problem+json", () => {
   it('431 for an oversize request line or header', async () => {
@@ -43,7 +31,7 @@ describe("Node's HTTP parser errors are problem+json", () => {
       await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`),
     ]) {
       expect(res.status).toBe(431);
-      expect(res.headers).toMatch(/content-type: application\/problem\+json/i);
+      expect(res.head).toMatch(/content-type: application\/problem\+json/i);
       expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.any(String) });
     }
   });
@@ -51,7 +39,7 @@ describe("Node's HTTP parser errors are problem+json", () => {
   it('400 for a request Node cannot parse', async () => {
     const res = await raw('NOT AN HTTP REQUEST\r\n\r\n');
     expect(res.status).toBe(400);
-    expect(res.headers).toMatch(/content-type: application\/problem\+json/i);
+    expect(res.head).toMatch(/content-type: application\/problem\+json/i);
     expect(JSON.parse(res.body)).toMatchObject({ status: 400, type: '/problems/validation-error' });
   });
 });

@@ -7,6 +7,7 @@ import { buildSchema } from '../../src/graphql/schema';
 import { routes } from '../../src/rest/routes';
 import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from './app';
+import { rawHttp } from './process';
 
 /** Internal names that must never reach a client: schema type names, SQL, stack frames. */
 const internalTypeNames = Object.values(buildSchema().getTypeMap())
@@ -175,21 +176,6 @@ export function fuzzSuite(opts: { routeRuns: number; graphqlRuns: number; timeou
 const ROOT_LISTS = ['groups { size }', 'members { size }', 'additionalFields { size }', 'importJobs { size }', 'notifications { size }'];
 const BODY_FIELDS = ['name', 'externalId', 'about', 'title', 'firstName', 'lastName', 'emailAddress', 'placeholder', 'memberExternalId', 'message'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
-/** Sends raw bytes to `port`; resolves with the status line's code and the body (the server closes). */
-function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head, ...rest] = out.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), head, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(data);
-  });
-}
 
 export function attackSuite(opts: { runs: number; timeoutMs: number; seed: number }) {
   let app: TestApp;

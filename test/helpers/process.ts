@@ -67,3 +67,18 @@ export async function startService(env: Record<string, string>): Promise<Service
     },
   };
 }
+
+/** Sends raw bytes to `port` on 127.0.0.1; resolves with the status code, head and body once the server closes. */
+export function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = out.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), head, body: rest.join('\r\n\r\n') });
+    });
+    socket.write(data);
+  });
+}
