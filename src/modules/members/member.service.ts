@@ -1,4 +1,4 @@
-import { assertVersion } from '../../db/version';
+import { assertVersion, preconditionFailed, VERSION_COLUMN } from '../../db/version';
 import { DeadlockException, LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -152,9 +152,12 @@ export class MemberService {
           'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
           [member.id],
         );
-        const held = await tem.execute<{ id: string }[]>('select id from members where id = ? for update', [member.id]);
-        if (!held.length) return 0; // deleted meanwhile
-        await assertVersion(tem, 'members', member.id, expectedVersion);
+        // One statement locks the member and reads its version for If-Match (what assertVersion would read again).
+        const [held] = await tem.execute<{ version: string }[]>(`select ${VERSION_COLUMN('t')} as version from members t where t.id = ? for update`, [
+          member.id,
+        ]);
+        if (!held) return 0; // deleted meanwhile
+        if (expectedVersion != null && held.version !== expectedVersion) throw preconditionFailed();
         const groups = await tem.execute<{ group_id: string }[]>('select distinct group_id from group_memberships where member_id = ?', [member.id]);
         const have = new Set(locked.map((g) => g.id));
         if (groups.some((g) => !have.has(g.group_id))) throw new GroupsMoved();
