@@ -160,14 +160,14 @@ describe('Idempotency-Key on POST', () => {
     expect(await count('notifications', tenant.communityId)).toBe(1);
   });
 
-  it('costs two statements (lookup-and-lock, store) and a transaction around the write; a replay one', async () => {
+  it('costs two statements (lookup-and-lock, store) and a transaction around the write; a replay one; no savepoint', async () => {
     const counter = countSql(app.runtime);
     try {
-      const statements = async (key?: string) => {
+      const statements = async (key?: string, path = '/api/v1/groups', body: object = { name: 'counted' }) => {
         counter.reset();
-        const req = app.http.post('/api/v1/groups').set('X-API-Key', t.key);
+        const req = app.http.post(path).set('X-API-Key', t.key);
         if (key) req.set('Idempotency-Key', key);
-        expect((await req.send({ name: 'counted' })).status).toBe(201);
+        expect((await req.send(body)).status).toBe(201);
         // The hourly purge of this file's worker could run in between: its DELETE is not the request's.
         return counter.statements.filter((s) => s.source === 'orm' && !s.sql.includes('delete from idempotency_keys')).map((s) => s.sql.trim().split(/\s+/)[0].toLowerCase());
       };
@@ -176,6 +176,12 @@ describe('Idempotency-Key on POST', () => {
       expect(await statements()).toEqual(['insert']);
       expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'insert', 'commit;']);
       expect(await statements('counted-1')).toEqual(['begin;', 'select', 'commit;']);
+      // A member create opens a transaction of its own; with a key it joins the request's (no SAVEPOINT/RELEASE).
+      const member = { firstName: 'Counted' };
+      const alone = await statements(undefined, '/api/v1/members', member);
+      expect(alone[0]).toBe('begin;');
+      expect(alone[alone.length - 1]).toBe('commit;');
+      expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', ...alone.slice(1, -1), 'insert', 'commit;']);
     } finally {
       counter.stop();
     }

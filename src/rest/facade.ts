@@ -1,3 +1,4 @@
+import { DeadlockException } from '@mikro-orm/core';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { GraphQLList, execute, getNullableType, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -155,7 +156,9 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         // A 503 is never stored as an idempotent answer, so its header goes straight out.
         if (c.retryAfter !== undefined) res.setHeader('Retry-After', String(c.retryAfter));
         const errors = c.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
-        return problemAnswer(res)(problem(c.status, c.detail, errors));
+        const failed = problemAnswer(res)(problem(c.status, c.detail, errors));
+        // In a joined transaction (an idempotent POST) the operation cannot retry a deadlock itself.
+        return error.originalError instanceof DeadlockException ? { ...failed, deadlocked: true } : failed;
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) return { status: 204, contentType: '', body: '' };

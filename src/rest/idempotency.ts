@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
+import { DeadlockException } from '@mikro-orm/core';
 import type { Caller } from '../context';
+import { joinTransaction, prepared } from '../db/transaction';
 import { problem, type Problem } from '../errors/problem';
 
 /**
@@ -23,6 +25,11 @@ import { problem, type Problem } from '../errors/problem';
  * request's transaction still holds the key, then that transaction is rolled back (no
  * savepoint on the common path: every round trip counts, see bench). 401/403/429/5xx are
  * not stored: they depend on the moment, not on the request, and the effects are rolled back.
+ *
+ * Cost (docs/performance.md, "Safe retries"): a key adds two statements to the request's
+ * transaction, both prepared once per connection; the operation joins the transaction
+ * (`joinTransaction`: no savepoint of its own). A deadlock aborts the whole transaction,
+ * so it is retried here as a whole, like the operation alone would retry itself.
  */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -42,6 +49,8 @@ export interface Answer {
   classifyAs?: number;
   /** Set on an answer whose effects were rolled back and that was not stored. */
   discarded?: boolean;
+  /** Set on the 503 of an operation that deadlocked: its transaction can be run again as a whole. */
+  deadlocked?: boolean;
 }
 
 export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
@@ -79,6 +88,13 @@ class Discard extends Error {
   }
 }
 
+/** The operation deadlocked: PostgreSQL aborted the transaction, which is run again. */
+class Deadlocked extends Error {
+  constructor(readonly answer: Answer) {
+    super('deadlocked');
+  }
+}
+
 export interface IdempotentRun {
   em: EntityManager;
   /** A pool apart from the ORM's: an error answer is stored through it while the request's transaction still holds the key. */
@@ -108,8 +124,11 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
  * seen here; the INSERT at the end then meets its row and this attempt is rolled back and
  * answered from the stored row (replay), never committed twice.
  */
-const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
-  from (select 1) one left join idempotency_keys k on k.owner = ? and k.key = ? and k.expires_at > now()`;
+const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
+  from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
+
+/** Attempts of a keyed request that deadlocked (PostgreSQL aborted the whole transaction; see src/db/transaction.ts). */
+const DEADLOCK_TRIES = 3;
 
 export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
@@ -122,12 +141,14 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       : { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' } };
   const busy = () => problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later'));
   let raced = false;
-  try {
-    return await em.transactional(async (tx) => {
-      const [found] = await tx.execute<(Partial<Stored> & { locked: boolean })[]>(LOOKUP, [`idempotency:${owner}:${key}`, owner, key]);
+  const attempt = () =>
+    em.transactional(async (tx) => {
+      const { rows: [found] } = await prepared<Partial<Stored> & { locked: boolean }>(tx, 'idempotency-lookup', LOOKUP, [owner, key]);
       if (found.fingerprint !== undefined && found.fingerprint !== null) return replay(found as Stored);
       if (!found.locked) throw new Discard(busy());
+      joinTransaction(tx);
       const answer = await run(tx);
+      if (answer.deadlocked) throw new Deadlocked(answer);
       const status = answer.classifyAs ?? answer.status;
       // The answer's own headers (e.g. Location) are part of it; Retry-After and the like never are (5xx is not stored).
       const row = [owner, key, fingerprint, answer.status, answer.contentType, answer.body, JSON.stringify(answer.headers ?? {})];
@@ -137,13 +158,21 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
         if (STORED_ERRORS.has(status)) raced = (await pool.query(INSERT, row)).rowCount === 0;
         throw new Discard(STORED_ERRORS.has(status) ? answer : { ...answer, discarded: true });
       }
-      const inserted = await tx.execute<unknown[]>(INSERT.replace(/\$\d/g, '?'), row);
-      if (!inserted.length) {
+      if (!(await prepared(tx, 'idempotency-insert', INSERT, row)).rowCount) {
         raced = true;
         throw new Discard(busy());
       }
       return answer;
     });
+  try {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof DeadlockException || err instanceof Deadlocked)) throw err;
+        if (tries >= DEADLOCK_TRIES) throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
+      }
+    }
   } catch (err) {
     if (!(err instanceof Discard)) throw err;
     if (!raced) return err.answer;

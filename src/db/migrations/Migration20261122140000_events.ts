@@ -2,12 +2,15 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * The transactional outbox (docs/events.md). Statement-level triggers with transition tables
- * append one event per changed row in the same transaction as the change, whatever wrote it
- * (REST, GraphQL, bulk statements, imports, cascades). At commit a deferred trigger, once per
- * transaction, fills each event's `data` (the record as committed) and gives the whole
- * transaction one `position` from a sequence while holding a single advisory lock until the
- * commit ends: positions therefore follow commit order and a reader never sees a later
- * position before an earlier one (no outbox gap). Webhook endpoints and deliveries live here too.
+ * append one staging row per changed row in the same transaction as the change, whatever wrote
+ * it (REST, GraphQL, bulk statements, imports, cascades). The staging table is UNLOGGED (no WAL)
+ * and its rows never outlive their transaction (a crash aborts it; PostgreSQL empties unlogged
+ * tables after a crash anyway). At commit a deferred trigger, once per transaction, moves the
+ * transaction's rows into `events` with ONE insert that carries each event's `data` (the record
+ * as committed) and the transaction's `position`, taken from a sequence while holding a single
+ * advisory lock until the commit ends: positions therefore follow commit order and a reader
+ * never sees a later position before an earlier one (no outbox gap). Every event row is
+ * written once. Webhook endpoints and deliveries live here too.
  */
 export class Migration20261122140000_events extends Migration {
   override async up(): Promise<void> {
@@ -38,7 +41,7 @@ export class Migration20261122140000_events extends Migration {
         id uuid not null default event_uuid_v7(),
         community_id uuid not null,
         txid xid8 not null default pg_current_xact_id(),
-        position bigint null,
+        position bigint not null,
         type text not null,
         record_id uuid not null,
         data jsonb null,
@@ -46,9 +49,20 @@ export class Migration20261122140000_events extends Migration {
         created_at timestamptz(3) not null default statement_timestamp(),
         constraint events_id_unique unique (id)
       );
-      create index events_community_position_idx on events (community_id, position, seq) where position is not null;
-      create index events_pending_idx on events (txid) where position is null;
-      create index events_created_idx on events (created_at);
+      -- No index on created_at: event ids are time-ordered, so the retention purge deletes by id range.
+      create index events_community_position_idx on events (community_id, position, seq);
+
+      create unlogged table event_staging (
+        seq bigint generated always as identity primary key,
+        txid xid8 not null default pg_current_xact_id(),
+        community_id uuid not null,
+        type text not null,
+        record_id uuid not null,
+        data jsonb null,
+        changes text[] null,
+        created_at timestamptz(3) not null default statement_timestamp()
+      );
+      create index event_staging_txid_idx on event_staging (txid);
 
       -- One row per writing transaction while it runs: its insert queues the commit-time trigger once.
       create table event_transactions (txid xid8 primary key);
@@ -105,10 +119,10 @@ export class Migration20261122140000_events extends Migration {
         ignored text[] := string_to_array(coalesce(TG_ARGV[1], ''), ',') || array['modified_at', 'community_id'];
       begin
         if TG_OP = 'INSERT' then
-          insert into events (community_id, type, record_id)
+          insert into event_staging (community_id, type, record_id)
             select n.community_id, resource || '.created', n.id from new_rows n order by n.id;
         elsif TG_OP = 'DELETE' then
-          insert into events (community_id, type, record_id, data)
+          insert into event_staging (community_id, type, record_id, data)
             select o.community_id, resource || '.deleted', o.id,
                    jsonb_build_object('id', o.id, 'externalId', to_jsonb(o) -> 'external_id')
                    || case when resource = 'group_membership' then jsonb_build_object('groupId', to_jsonb(o) -> 'group_id') else '{}'::jsonb end
@@ -121,7 +135,7 @@ export class Migration20261122140000_events extends Migration {
                           order by 1) as changes
               from new_rows n join old_rows o on o.id = n.id
           )
-          insert into events (community_id, type, record_id, changes, data)
+          insert into event_staging (community_id, type, record_id, changes)
             select d.community_id,
                    case
                      when resource = 'notification' and d.nj ->> 'status' = 'SENT' and 'status' = any (d.changes) then 'notification.sent'
@@ -129,7 +143,7 @@ export class Migration20261122140000_events extends Migration {
                      when resource = 'import_job' and d.nj ->> 'status' = 'FAILED' then 'import_job.failed'
                      else resource || '.updated'
                    end,
-                   d.id, d.changes, null
+                   d.id, d.changes
               from diff d
              where cardinality(d.changes) > 0
                -- a reorder is one event per group (below), not one per membership
@@ -138,7 +152,7 @@ export class Migration20261122140000_events extends Migration {
                and not (resource = 'import_job' and not ('status' = any (d.changes) and d.nj ->> 'status' in ('COMPLETED', 'FAILED')))
              order by d.id;
           if resource = 'group_membership' then
-            insert into events (community_id, type, record_id, data)
+            insert into event_staging (community_id, type, record_id, data)
               select n.community_id, 'group_membership.reordered', n.group_id, jsonb_build_object('groupId', n.group_id)
                 from new_rows n join old_rows o on o.id = n.id
                where n.order_number is distinct from o.order_number
@@ -162,7 +176,7 @@ export class Migration20261122140000_events extends Migration {
           select array_agg(distinct member_id) into ids from (select member_id from new_rows union select member_id from old_rows) c;
         end if;
         -- members deleted in this statement (a cascade) are announced as deleted, not updated
-        insert into events (community_id, type, record_id, changes)
+        insert into event_staging (community_id, type, record_id, changes)
           select m.community_id, 'member.updated', m.id, array['additionalFields']
             from members m where m.id = any (ids) order by m.id;
         insert into event_transactions (txid) values (pg_current_xact_id()) on conflict do nothing;
@@ -175,72 +189,69 @@ export class Migration20261122140000_events extends Migration {
         cur xid8 := NEW.txid;
         pos bigint;
       begin
-        -- A record created in this transaction is announced once, as created.
-        delete from events u
-         where u.txid = cur and u.position is null and u.type like '%.updated'
-           and exists (select 1 from events c where c.txid = cur and c.position is null
-                        and c.record_id = u.record_id and c.type like '%.created' and c.seq < u.seq);
-
         -- The single sequencer: held until this transaction's commit is complete.
         perform pg_advisory_xact_lock(7355608, 1);
         pos := nextval('event_positions');
 
-        update events e set position = pos, data = jsonb_build_object(
-            'id', g.id, 'externalId', g.external_id, 'name', g.name, 'about', g.about, 'color', g.color,
-            'membershipCount', g.membership_count, 'isVisibleInApp', g.is_visible_in_app, 'state', g.state,
-            'createdAt', event_ts(g.created_at), 'modifiedAt', event_ts(g.modified_at))
-          from groups g
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'group.%' and g.id = e.record_id;
-
-        update events e set position = pos, data = jsonb_build_object(
-            'id', m.id, 'externalId', m.external_id, 'groupId', m.group_id, 'memberId', m.member_id,
-            'memberExternalId', mem.external_id, 'title', m.title, 'orderNumber', m.order_number, 'role', m.role,
-            'createdAt', event_ts(m.created_at), 'modifiedAt', event_ts(m.modified_at))
-          from group_memberships m join members mem on mem.id = m.member_id
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'group\\_membership.%' and m.id = e.record_id;
-
-        update events e set position = pos, data = jsonb_build_object(
-            'id', m.id, 'externalId', m.external_id, 'firstName', m.first_name, 'lastName', m.last_name,
-            'emailAddress', m.email_address,
-            'additionalFields', coalesce((
-              select jsonb_agg(jsonb_build_object('id', v.field_id, 'value', v.value) order by f.order_number, f.created_at, f.id)
-                from member_field_values v join additional_fields f on f.id = v.field_id
-               where v.member_id = m.id), '[]'::jsonb),
-            'createdAt', event_ts(m.created_at), 'modifiedAt', event_ts(m.modified_at))
-          from members m
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'member.%' and m.id = e.record_id;
-
-        update events e set position = pos, data = jsonb_build_object(
-            'id', f.id, 'name', f.name, 'placeholder', f.placeholder, 'type', f.type,
-            'icon', case when f.icon_style is not null and f.icon_unicode is not null
-                         then jsonb_build_object('style', f.icon_style, 'unicode', f.icon_unicode) end,
-            'isEditableByMember', f.is_editable_by_member, 'isMandatoryForMember', f.is_mandatory_for_member,
-            'isVisibleInApp', f.is_visible_in_app, 'orderNumber', f.order_number,
-            'createdAt', event_ts(f.created_at), 'modifiedAt', event_ts(f.modified_at))
-          from additional_fields f
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'additional\\_field.%' and f.id = e.record_id;
-
-        update events e set position = pos, data = jsonb_build_object(
-            'id', n.id, 'title', n.title, 'message', n.message, 'status', n.status, 'receiversCount', n.receivers_count,
-            'sendAt', event_ts(n.send_at), 'sentAt', event_ts(n.sent_at), 'cancelledAt', event_ts(n.cancelled_at),
-            'createdAt', event_ts(n.created_at), 'modifiedAt', event_ts(n.modified_at))
-          from notifications n
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'notification.%' and n.id = e.record_id;
-
-        update events e set position = pos, data = jsonb_build_object(
-            'id', j.id, 'kind', j.kind, 'status', j.status, 'total', j.total, 'processed', j.processed,
-            'created', j.created, 'updated', j.updated, 'failed', j.failed,
-            'createdAt', event_ts(j.created_at), 'modifiedAt', event_ts(j.modified_at))
-          from import_jobs j
-         where e.txid = cur and e.position is null and e.data is null and e.type like 'import\\_job.%' and j.id = e.record_id;
-
-        -- Deletions carry their data already; a record created and deleted in one transaction keeps its id.
-        update events set position = pos, data = coalesce(data, jsonb_build_object('id', record_id))
-         where txid = cur and position is null;
+        -- One insert: each event with its record's REST shape as committed. The shape is a
+        -- CASE branch per resource with one index lookup per event, never a join of the
+        -- staging rows: the staging table is never analysed, and a join planned on its
+        -- guessed row count turned a bulk of 1,000 into a million-row nested loop.
+        -- A record created in this transaction is announced once, as created (created_before).
+        insert into events (community_id, txid, position, type, record_id, data, changes, created_at)
+        select s.community_id, cur, pos, s.type, s.record_id,
+               coalesce(s.data, case split_part(s.type, '.', 1)
+                 when 'group' then (select jsonb_build_object(
+                     'id', g.id, 'externalId', g.external_id, 'name', g.name, 'about', g.about, 'color', g.color,
+                     'membershipCount', g.membership_count, 'isVisibleInApp', g.is_visible_in_app, 'state', g.state,
+                     'createdAt', event_ts(g.created_at), 'modifiedAt', event_ts(g.modified_at))
+                   from groups g where g.id = s.record_id)
+                 when 'group_membership' then (select jsonb_build_object(
+                     'id', m.id, 'externalId', m.external_id, 'groupId', m.group_id, 'memberId', m.member_id,
+                     'memberExternalId', mem.external_id, 'title', m.title, 'orderNumber', m.order_number, 'role', m.role,
+                     'createdAt', event_ts(m.created_at), 'modifiedAt', event_ts(m.modified_at))
+                   from group_memberships m join members mem on mem.id = m.member_id where m.id = s.record_id)
+                 when 'member' then (select jsonb_build_object(
+                     'id', m.id, 'externalId', m.external_id, 'firstName', m.first_name, 'lastName', m.last_name,
+                     'emailAddress', m.email_address,
+                     'additionalFields', coalesce((
+                       select jsonb_agg(jsonb_build_object('id', v.field_id, 'value', v.value) order by f.order_number, f.created_at, f.id)
+                         from member_field_values v join additional_fields f on f.id = v.field_id
+                        where v.member_id = m.id), '[]'::jsonb),
+                     'createdAt', event_ts(m.created_at), 'modifiedAt', event_ts(m.modified_at))
+                   from members m where m.id = s.record_id)
+                 when 'additional_field' then (select jsonb_build_object(
+                     'id', f.id, 'name', f.name, 'placeholder', f.placeholder, 'type', f.type,
+                     'icon', case when f.icon_style is not null and f.icon_unicode is not null
+                                  then jsonb_build_object('style', f.icon_style, 'unicode', f.icon_unicode) end,
+                     'isEditableByMember', f.is_editable_by_member, 'isMandatoryForMember', f.is_mandatory_for_member,
+                     'isVisibleInApp', f.is_visible_in_app, 'orderNumber', f.order_number,
+                     'createdAt', event_ts(f.created_at), 'modifiedAt', event_ts(f.modified_at))
+                   from additional_fields f where f.id = s.record_id)
+                 when 'notification' then (select jsonb_build_object(
+                     'id', n.id, 'title', n.title, 'message', n.message, 'status', n.status, 'receiversCount', n.receivers_count,
+                     'sendAt', event_ts(n.send_at), 'sentAt', event_ts(n.sent_at), 'cancelledAt', event_ts(n.cancelled_at),
+                     'createdAt', event_ts(n.created_at), 'modifiedAt', event_ts(n.modified_at))
+                   from notifications n where n.id = s.record_id)
+                 when 'import_job' then (select jsonb_build_object(
+                     'id', j.id, 'kind', j.kind, 'status', j.status, 'total', j.total, 'processed', j.processed,
+                     'created', j.created, 'updated', j.updated, 'failed', j.failed,
+                     'createdAt', event_ts(j.created_at), 'modifiedAt', event_ts(j.modified_at))
+                   from import_jobs j where j.id = s.record_id)
+               end,
+               -- a record created and deleted in one transaction keeps its id
+               jsonb_build_object('id', s.record_id)),
+               s.changes, s.created_at
+          from (select st.*, bool_or(st.type like '%.created') over (
+                         partition by st.record_id order by st.seq rows between unbounded preceding and 1 preceding) as created_before
+                  from event_staging st where st.txid = cur) s
+         where not (s.type like '%.updated' and coalesce(s.created_before, false))
+         order by s.seq;
+        delete from event_staging where txid = cur;
 
         -- Webhooks: one dispatch job when a community of this transaction has an enabled endpoint.
         if exists (select 1 from webhook_endpoints w
-                    where w.enabled and w.community_id in (select community_id from events where txid = cur and position = pos)) then
+                    where w.enabled and w.community_id in (select community_id from events where community_id = w.community_id and position = pos)) then
           perform graphile_worker.add_job('webhooks:dispatch', json_build_object('position', pos), max_attempts => 25);
         end if;
         -- Subscriptions on every instance (delivered at commit only).
@@ -284,7 +295,7 @@ export class Migration20261122140000_events extends Migration {
     this.addSql(`
       drop trigger event_transactions_commit on event_transactions;
       drop table webhook_delivery_attempts; drop table webhook_deliveries; drop table webhook_endpoints;
-      drop table event_transactions; drop table events; drop sequence event_positions;
+      drop table event_transactions; drop table event_staging; drop table events; drop sequence event_positions;
     `);
     for (const table of ['groups', 'group_memberships', 'members', 'additional_fields', 'notifications', 'import_jobs', 'member_field_values']) {
       this.addSql(`drop trigger ${table}_events_ins on ${table}; drop trigger ${table}_events_upd on ${table}; drop trigger ${table}_events_del on ${table};`);

@@ -7,8 +7,6 @@ import { Migration20261122130000_modified_since } from './Migration2026112213000
 import { Migration20261122131000_idempotency_keys } from './Migration20261122131000_idempotency_keys';
 import { Migration20261122131100_idempotency_headers } from './Migration20261122131100_idempotency_headers';
 import { Migration20261122140000_events } from './Migration20261122140000_events';
-import { Migration20261122140100_event_staging } from './Migration20261122140100_event_staging';
-import { Migration20261122140200_events_purge_by_id } from './Migration20261122140200_events_purge_by_id';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -21,6 +19,4 @@ export const migrationsList = [
   { name: 'Migration20261122131000_idempotency_keys', class: Migration20261122131000_idempotency_keys },
   { name: 'Migration20261122131100_idempotency_headers', class: Migration20261122131100_idempotency_headers },
   { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
-  { name: 'Migration20261122140100_event_staging', class: Migration20261122140100_event_staging },
-  { name: 'Migration20261122140200_events_purge_by_id', class: Migration20261122140200_events_purge_by_id },
 ];

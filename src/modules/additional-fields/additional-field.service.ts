@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
 import { leanPage } from '../../db/lean';
 import { wrap } from '@mikro-orm/core';
@@ -55,7 +56,7 @@ export class AdditionalFieldService {
 
   async create(communityId: string, input: CreateAdditionalFieldInput): Promise<AdditionalField> {
     checkInput(input);
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       await lockOrder(em, communityId);
       const orderNumber = input.orderNumber ?? (await nextOrderNumber(em, communityId));
       if (input.orderNumber != null) await makeRoom(em, communityId, orderNumber, null);
@@ -80,7 +81,7 @@ export class AdditionalFieldService {
 
   async update(communityId: string, ref: AdditionalFieldRef, input: UpdateAdditionalFieldInput, expectedVersion?: string | null): Promise<AdditionalField> {
     checkInput(input);
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       await lockOrder(em, communityId);
       const field = await this.get(communityId, ref, em);
       await assertVersion(em, 'additional_fields', field.id, expectedVersion);
@@ -98,7 +99,7 @@ export class AdditionalFieldService {
   /** Members' values of the field go with it (foreign key cascade). */
   async remove(communityId: string, ref: AdditionalFieldRef, expectedVersion?: string | null): Promise<boolean> {
     if (expectedVersion != null) {
-      return this.em.transactional(async (em) => {
+      return transaction(this.em, async (em) => {
         const field = await this.get(communityId, ref, em);
         await assertVersion(em, 'additional_fields', field.id, expectedVersion);
         await em.nativeDelete(AdditionalField, { id: field.id, communityId });

@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { insertRecords } from '../../db/write';
 import { wrap } from '@mikro-orm/core';
@@ -63,7 +64,7 @@ export class GroupService {
   /** `expectedVersion`: a conditional write (412 when the group changed since), checked and written in one transaction. */
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       const group = await new GroupService(em).get(communityId, ref);
       await assertVersion(em, 'groups', group.id, expectedVersion);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
@@ -76,7 +77,7 @@ export class GroupService {
   async remove(communityId: string, ref: RecordRef, expectedVersion?: string | null): Promise<boolean> {
     const where = refWhere(ref);
     if (expectedVersion != null) {
-      return this.em.transactional(async (em) => {
+      return transaction(this.em, async (em) => {
         const { id } = await new GroupService(em).get(communityId, ref, true);
         await assertVersion(em, 'groups', id, expectedVersion);
         await em.nativeDelete(Group, { id, communityId });

@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction';
 import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
@@ -23,7 +24,7 @@ export class ImportService {
     if (rows.length > MAX_IMPORT_ROWS) {
       throw invalid([{ path: ['input', field], detail: `${field} may hold at most ${MAX_IMPORT_ROWS} rows` }]);
     }
-    return this.em.transactional(async (tx) => {
+    return transaction(this.em, async (tx) => {
       const job = tx.create(ImportJob, { communityId, kind, total: rows.length, payload: rows.map((r) => ({ ...r })) });
       await tx.flush();
       await enqueue(tx, RUN_IMPORT, { importJobId: job.id }, { jobKey: `import:${job.id}` });

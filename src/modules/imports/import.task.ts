@@ -1,6 +1,7 @@
 import { DeadlockException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobHelpers } from 'graphile-worker';
+import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { applyGroupBatch } from './group-rows';
 import { ImportKind } from './import-job.entity';
@@ -75,7 +76,7 @@ async function runImport(em: EntityManager, importJobId: string, helpers: JobHel
 async function inBatchTransaction<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(work);
+      return await transaction(em, work);
     } catch (err) {
       if (!(err instanceof DeadlockException) || attempt >= 3) throw err;
     }

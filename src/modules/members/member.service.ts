@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction';
 import { assertVersion, preconditionFailed, VERSION_COLUMN } from '../../db/version';
 import { DeadlockException, LockMode, wrap } from '@mikro-orm/core';
 import { leanPage } from '../../db/lean';
@@ -62,7 +63,7 @@ export class MemberService {
     const pathOf = at.item;
     const issues = items.flatMap((item, i) => under(pathOf(i), memberIssues(item, true)));
     if (at.list) issues.push(...under(at.list, batchDuplicateIssues(items)));
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
       issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
       rejectInvalid(issues);
@@ -113,7 +114,7 @@ export class MemberService {
 
   async update(communityId: string, ref: RecordRef, input: UpdateMemberInput, expectedVersion?: string | null): Promise<Member> {
     rejectInvalid(under(['input'], memberIssues(input, false)));
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       // Row lock: concurrent patches of one member apply one after the other.
       const member = await this.get(communityId, ref, em, true);
       await assertVersion(em, 'members', member.id, expectedVersion);
@@ -144,7 +145,7 @@ export class MemberService {
     // this transaction does not hold: that is seen once the member row is ours (nothing can
     // add a membership to it any more) and the attempt starts again, never deadlocking.
     const attempt = () =>
-      this.em.transactional(async (tem) => {
+      transaction(this.em, async (tem) => {
         const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
         if (!member) return 0;
         // tem.execute: inside this transaction (the connection's execute would use another connection and drop the lock at once).

@@ -1,6 +1,7 @@
 import { DeadlockException, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { refWhere, type RecordRef } from '../../common/ref';
+import { isJoined, transaction } from '../../db/transaction';
 import { leanFindOne } from '../../db/lean';
 import { notFound } from '../../errors/app-error';
 import { Group } from '../groups/group.entity';
@@ -33,9 +34,10 @@ export async function inLockedGroup<T>(
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(async (tem) => work(tem, await findGroup(tem, communityId, groupRef, true)));
+      return await transaction(em, async (tem) => work(tem, await findGroup(tem, communityId, groupRef, true)));
     } catch (err) {
-      if (!(err instanceof DeadlockException) || attempt >= ATTEMPTS) throw err;
+      // A joined transaction is aborted as a whole: its owner retries it (src/db/transaction.ts).
+      if (!(err instanceof DeadlockException) || attempt >= ATTEMPTS || isJoined(em)) throw err;
     }
   }
 }

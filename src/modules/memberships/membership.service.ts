@@ -1,3 +1,4 @@
+import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
 import { leanPage, type LeanJoin } from '../../db/lean';
 
@@ -84,7 +85,7 @@ export class GroupMembershipService {
   ): Promise<GroupMembership> {
     rejectInvalid(under(['input'], membershipIssues(input)));
     // One transaction: the If-Match check locks the row until the write is committed.
-    return this.em.transactional(async (em) => {
+    return transaction(this.em, async (em) => {
       const membership = await new GroupMembershipService(em).get(communityId, groupRef, ref);
       await assertVersion(em, 'group_memberships', membership.id, expectedVersion);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.

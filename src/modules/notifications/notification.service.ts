@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { transaction } from '../../db/transaction';
 import { isId, orderedIds } from '../../common/ids';
 import { pageWindow, toPage, type Page } from '../../common/pagination';
 import { NOTIFICATION, MAX_RECIPIENTS } from '../../common/rules';
@@ -80,7 +81,7 @@ export class NotificationService {
 
     const now = new Date();
     const dueLater = input.sendAt && input.sendAt.getTime() > now.getTime() ? input.sendAt : null;
-    return this.em.transactional(async (tx) => {
+    return transaction(this.em, async (tx) => {
       const memberIds = await this.resolveRecipients(tx, communityId, ids, externalIds);
       const notification = tx.create(Notification, {
         communityId,
@@ -112,7 +113,7 @@ export class NotificationService {
   /** SCHEDULED -> CANCELLED (and its job removed); CANCELLED stays; SENT is a 409. */
   async cancel(communityId: string, id: string): Promise<Notification> {
     if (!isId(id)) throw notFound('Notification');
-    return this.em.transactional(async (tx) => {
+    return transaction(this.em, async (tx) => {
       const now = new Date();
       const cancelled = await tx.execute(
         `update notifications set status = 'CANCELLED', cancelled_at = ?, modified_at = ?

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { deliverNotification } from './notification.service';
 
@@ -9,6 +10,6 @@ import { deliverNotification } from './notification.service';
 export const sendNotificationTask: TaskHandler = async (payload, _helpers, { orm, logger }) => {
   const { notificationId } = payload as { notificationId: string };
   const em = orm.em.fork() as unknown as EntityManager;
-  const sent = await em.transactional((tx) => deliverNotification(tx, notificationId));
+  const sent = await transaction(em, (tx) => deliverNotification(tx, notificationId));
   logger.debug({ notificationId, sent }, 'scheduled notification handled');
 };

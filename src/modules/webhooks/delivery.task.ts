@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
 import { eventSettings } from '../events/settings';
@@ -28,7 +29,7 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm }) => {
   const position = Number((payload as { position: number }).position);
   const em = orm.em.fork() as EntityManager;
-  await em.transactional(async (tem) => {
+  await transaction(em, async (tem) => {
     await tem.execute(
       `with ins as (
          insert into webhook_deliveries (id, community_id, endpoint_id, event_id, type, payload, next_attempt_at, created_at, modified_at)
@@ -123,7 +124,7 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }
   const step = RETRY_STEPS[attempts - 1];
   const retry = !ok && row.enabled && step !== undefined;
   const next = retry ? new Date(Date.now() + step * eventSettings.retryBaseMs) : null;
-  await em.transactional(async (tem) => {
+  await transaction(em, async (tem) => {
     await tem.execute(
       'insert into webhook_delivery_attempts (delivery_id, attempted_at, response_status, error, duration_ms) values (?, ?, ?, ?, ?)',
       [row.id, new Date(started).toISOString(), outcome.status, error, Date.now() - started],
