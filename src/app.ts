@@ -14,7 +14,8 @@ import { budgetKey, callerScope } from './db/caller-budget';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
-import { createApollo } from './graphql/server';
+import { createApollo, formatError } from './graphql/server';
+import type { QueryLimits } from './graphql/limits';
 import { methodNotAllowed } from './http-errors';
 import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
@@ -70,14 +71,16 @@ export async function createApp(deps: AppDeps) {
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
   );
-  const apollo = createApollo(schema, logger, config.graphqlSandbox, {
+  // One set of document limits for /graphql over HTTP and over graphql-ws.
+  const limits: QueryLimits = {
     maxDepth: config.graphqlMaxDepth,
     maxCost: config.graphqlMaxCost,
     maxAliases: config.graphqlMaxAliases,
     maxRootFields: config.graphqlMaxRootFields,
     maxDirectives: config.graphqlMaxDirectives,
     maxTokens: config.graphqlMaxTokens,
-  });
+  };
+  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits);
   await apollo.start();
 
   const app = express();
@@ -165,7 +168,26 @@ export async function createApp(deps: AppDeps) {
     app,
     /** GraphQL subscriptions (graphql-ws) on the HTTP server that serves `app`. */
     attach(server: import('node:http').Server) {
-      subscriptions = attachSubscriptions(server, { schema, em, pool, logger });
+      subscriptions = attachSubscriptions(server, {
+        schema,
+        em,
+        gate,
+        logger,
+        limits: {
+          document: limits,
+          perConnection: config.wsMaxSubscriptionsPerConnection,
+          perKey: config.wsMaxSubscriptionsPerKey,
+          maxMessageBytes: config.wsMaxMessageBytes,
+          initTimeoutMs: config.wsInitTimeoutMs,
+        },
+        format: formatError(logger, !config.graphqlSandbox),
+        clientAddress: (request) => {
+          // Express's own `req.ip` (its request prototype, as Express gives every request), so
+          // TRUST_PROXY means the same for the upgrade request as for any HTTP request.
+          const req = Object.create(app.request, { headers: { value: request.headers }, socket: { value: request.socket } }) as Request;
+          return req.ip ?? 'unknown';
+        },
+      });
     },
     close: async () => {
       await subscriptions?.close();

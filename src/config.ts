@@ -30,6 +30,14 @@ export interface Config {
   graphqlMaxRootFields: number;
   graphqlMaxDirectives: number;
   graphqlMaxTokens: number;
+  /** graphql-ws: live subscriptions one WebSocket connection may hold. */
+  wsMaxSubscriptionsPerConnection: number;
+  /** graphql-ws: live subscriptions one API key may hold on this instance. */
+  wsMaxSubscriptionsPerKey: number;
+  /** graphql-ws: the largest incoming WebSocket message (ws `maxPayload`). */
+  wsMaxMessageBytes: number;
+  /** graphql-ws: how long a new connection may take to send `connection_init`. */
+  wsInitTimeoutMs: number;
   jobConcurrency: number;
   jobStaleSeconds: number;
   eventsRetentionDays: number;
@@ -121,6 +129,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxRootFields: int(env, 'GRAPHQL_MAX_ROOT_FIELDS', 10, 1, 10_000),
     graphqlMaxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 10_000),
     graphqlMaxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 5_000, 100, 1_000_000),
+    wsMaxSubscriptionsPerConnection: int(env, 'GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+    wsMaxSubscriptionsPerKey: int(env, 'GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_KEY', 100, 1, 1_000_000),
+    wsMaxMessageBytes: int(env, 'GRAPHQL_WS_MAX_MESSAGE_BYTES', 65_536, 1_024, 16_777_216),
+    wsInitTimeoutMs: int(env, 'GRAPHQL_WS_INIT_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
     jobStaleSeconds: int(env, 'JOB_WORKER_STALE_SECONDS', 30, 2, 86_400),
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),

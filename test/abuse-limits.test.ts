@@ -116,8 +116,8 @@ describe('GraphQL amplification limits (graphql-armor and the root-field rule)',
     await rejected({ query: long }, /5000 tokens/);
   });
 
-  it('a subscription operation is a 400 saying subscriptions are not offered', async () => {
-    await rejected({ query: 'subscription { groups { size } }' }, /Subscriptions are not offered/);
+  it('a subscription operation over HTTP is a 400 pointing to graphql-ws', async () => {
+    await rejected({ query: 'subscription { events { id } }' }, /Subscriptions are offered over WebSocket only \(the graphql-ws protocol on \/graphql\)/);
   });
 });
 

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
 import type { Caller } from '../context';
 import { isUnavailable, RETRY_AFTER_SECONDS } from '../errors/classify';
-import { RequestLimiter, StoreUnavailableError } from '../rate-limit/limiter';
+import { RequestLimiter, StoreUnavailableError, type Verdict } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
 import { KeyCache } from './key-cache';
 
@@ -52,30 +52,45 @@ export class Gate {
 
   /** `optional`: no credential at all passes without a caller (GraphQL introspection). */
   async check(req: Request, res: Response, optional = false): Promise<GateOutcome> {
+    if (this.isOperator(req)) return { ok: true, caller: { kind: 'operator' } };
+    const plain = presentedKey(req);
+    if (plain === undefined || plain === '') {
+      return optional ? { ok: true } : { ok: false, code: 'UNAUTHENTICATED', detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
+    }
+    const { verdict, ...outcome } = await this.admit(plain, req.ip ?? 'unknown');
+    if (verdict) {
+      res.setHeader('X-RateLimit-Limit', String(verdict.limit));
+      res.setHeader('X-RateLimit-Remaining', String(verdict.remaining));
+      res.setHeader('X-RateLimit-Reset', String(verdict.reset));
+    }
+    return outcome;
+  }
+
+  /**
+   * Authenticates a presented key and, with `charge`, counts one request against its hourly
+   * budget. Every HTTP request is admitted here, and so is each graphql-ws `subscribe`
+   * (a WebSocket connection itself is only authenticated, `charge` false). `address`: the
+   * client's, for the failed-attempt limit.
+   */
+  async admit(plain: string, address: string, charge = true): Promise<GateOutcome & { verdict?: Verdict }> {
     try {
-      if (this.isOperator(req)) return { ok: true, caller: { kind: 'operator' } };
-      const plain = presentedKey(req);
-      if (plain === undefined || plain === '') {
-        return optional ? { ok: true } : { ok: false, code: 'UNAUTHENTICATED', detail: 'An API key is required (X-API-Key header or api_key query parameter)' };
-      }
       const key = await findKey(this.pool, plain, this.keys);
       if (!key) {
         // Failed attempts are limited per client address, so keys cannot be guessed.
-        const verdict = await this.failures.consume(req.ip ?? 'unknown', this.config.authFailuresPerWindow);
+        const verdict = await this.failures.consume(address, this.config.authFailuresPerWindow);
         if (!verdict.allowed) {
           return { ok: false, code: 'RATE_LIMITED', detail: 'Too many failed authentication attempts from this address', retryAfter: verdict.retryAfter };
         }
         return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key is not valid' };
       }
       if (key.revoked) return { ok: false, code: 'FORBIDDEN', detail: 'The API key has been revoked' };
+      const caller: Caller = { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes };
+      if (!charge) return { ok: true, caller };
       const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);
-      res.setHeader('X-RateLimit-Limit', String(verdict.limit));
-      res.setHeader('X-RateLimit-Remaining', String(verdict.remaining));
-      res.setHeader('X-RateLimit-Reset', String(verdict.reset));
       if (!verdict.allowed) {
-        return { ok: false, code: 'RATE_LIMITED', detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter };
+        return { ok: false, code: 'RATE_LIMITED', detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter, verdict };
       }
-      return { ok: true, caller: { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes } };
+      return { ok: true, caller, verdict };
     } catch (err) {
       if (err instanceof StoreUnavailableError || isUnavailable(err)) {
         return { ok: false, code: 'UNAVAILABLE', detail: 'The service is temporarily unavailable; try again shortly.', retryAfter: RETRY_AFTER_SECONDS };

@@ -18,6 +18,8 @@ export interface QueryLimits {
   maxAliases: number;
   maxRootFields: number;
   maxDirectives: number;
+  /** Lexical tokens: graphql-js's parser option `maxTokens`, given by whoever parses. */
+  maxTokens: number;
 }
 
 /**
@@ -31,28 +33,35 @@ const report = {
 };
 
 /**
- * Every limit a GraphQL document meets before any resolver runs: aliases, depth and
- * directives from graphql-armor (maintained, made for Apollo Server); the number of root
- * fields, the page-aware cost and the refusal of subscriptions are this service's own
+ * Every limit a GraphQL document meets before any resolver runs, over HTTP and over
+ * graphql-ws alike: aliases, depth and directives from graphql-armor (maintained, made for
+ * Apollo Server); the number of root fields and the page-aware cost are this service's own
  * (armor's cost model does not know that a list field costs its `limit`). The token limit
- * is graphql-js's own parser option (`parseOptions.maxTokens` in server.ts).
+ * is graphql-js's own parser option (`parseOptions.maxTokens` in server.ts, `parse` in
+ * modules/events/subscriptions.ts).
  */
-export function queryLimitRules(limits: QueryLimits): ValidationRule[] {
+export function documentLimitRules(limits: QueryLimits): ValidationRule[] {
   return [
     maxAliasesRule({ n: limits.maxAliases, ...report }) as unknown as ValidationRule,
     maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true, ...report }) as unknown as ValidationRule,
     maxDirectivesRule({ n: limits.maxDirectives, ...report }) as unknown as ValidationRule,
-    noSubscriptionsRule,
     rootFieldsRule(limits.maxRootFields),
     queryLimitsRule(limits),
   ];
 }
 
-/** Subscriptions are not offered (yet): a clear 400 instead of an execution failure. */
+/** /graphql over HTTP: the document limits, and no subscriptions (those are served over graphql-ws). */
+export function queryLimitRules(limits: QueryLimits): ValidationRule[] {
+  return [...documentLimitRules(limits), noSubscriptionsRule];
+}
+
+/** A subscription sent over HTTP: a clear 400 instead of an execution failure. */
 export const noSubscriptionsRule: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (node.operation === 'subscription') {
-      context.reportError(new GraphQLError('Subscriptions are not offered by this API; read the lists again or use webhooks', { nodes: [node] }));
+      context.reportError(
+        new GraphQLError('Subscriptions are offered over WebSocket only (the graphql-ws protocol on /graphql), not over HTTP', { nodes: [node] }),
+      );
     }
   },
 });

@@ -1,5 +1,6 @@
-import { Kind, visit, type ASTNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
+import { GraphQLError, Kind, visit, type ASTNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
 import type { FieldIssue } from '../errors/app-error';
+import { KINDS } from '../errors/classify';
 
 const NUL = '\u0000';
 const DETAIL = 'must not contain the character U+0000 (NUL): PostgreSQL cannot store it in text';
@@ -46,4 +47,19 @@ export function nulIssues(operation: OperationDefinitionNode | ASTNode | undefin
     });
   }
   return issues;
+}
+
+/**
+ * The refusal of a GraphQL operation whose input holds U+0000: one VALIDATION error naming
+ * each field, or undefined. `extensions`: what the transport adds (HTTP: its status).
+ */
+export function nulError(
+  operation: OperationDefinitionNode | undefined,
+  variables: Record<string, unknown> | undefined,
+  extensions: Record<string, unknown> = {},
+): GraphQLError | undefined {
+  const issues = nulIssues(operation, variables);
+  if (!issues.length) return undefined;
+  const message = issues.length === 1 ? issues[0].detail : 'The request has invalid values';
+  return new GraphQLError(message, { extensions: { code: KINDS.VALIDATION.graphql, errors: issues, ...extensions } });
 }

@@ -6,15 +6,16 @@ import { appErrorOf } from '../errors/app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
 import { queryLimitRules, type QueryLimits } from './limits';
-import { nulIssues } from './nul-check';
+import { nulError } from './nul-check';
 
 /**
  * Errors are presented as `classify` (errors/classify.ts) says; anything unexpected is
  * logged and reported without internals (no stack, SQL or message of the underlying
  * exception). Errors graphql-js and Apollo raise themselves (parse, validation, variable
- * coercion) keep their own codes.
+ * coercion) keep their own codes. graphql-ws messages are formatted by it too
+ * (modules/events/subscriptions.ts).
  */
-function formatError(logger: Logger, hideSuggestions: boolean) {
+export function formatError(logger: Logger, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = (error as GraphQLError)?.originalError;
     if (!appErrorOf(error) && (!original || original instanceof GraphQLError)) {
@@ -48,21 +49,19 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
   },
 };
 
-/** U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST facade runs the same check). */
+/** U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST facade and graphql-ws run the same check). */
 const refuseNul: ApolloServerPlugin<Context> = {
   async requestDidStart() {
     return {
       async didResolveOperation({ operation, request }) {
-        const issues = nulIssues(operation, request.variables);
-        if (!issues.length) return;
-        const message = issues.length === 1 ? issues[0].detail : 'The request has invalid values';
-        throw new GraphQLError(message, { extensions: { code: KINDS.VALIDATION.graphql, errors: issues, http: { status: KINDS.VALIDATION.status } } });
+        const error = nulError(operation, request.variables, { http: { status: KINDS.VALIDATION.status } });
+        if (error) throw error;
       },
     };
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits & { maxTokens: number }): ApolloServer<Context> {
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
     refuseNul,
     unavailableAs503,

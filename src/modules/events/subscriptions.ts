@@ -1,36 +1,215 @@
-import type { Server } from 'node:http';
-import type { GraphQLSchema } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import type { IncomingMessage, Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
+import { CloseCode, type SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
-import { randomUUID } from 'node:crypto';
-import { findKey } from '../../auth/authenticate';
-import { createContext, type Caller } from '../../context';
+import type { Gate, GateOutcome } from '../../auth/gate';
+import { createContext } from '../../context';
+import { KINDS } from '../../errors/classify';
+import { documentLimitRules, type QueryLimits } from '../../graphql/limits';
+import { nulError } from '../../graphql/nul-check';
+import type { formatError } from '../../graphql/server';
 import type { Logger } from '../../logger';
+
+export interface SubscriptionLimits {
+  /** The document limits of /graphql over HTTP: the same object, built once in app.ts. */
+  document: QueryLimits;
+  perConnection: number;
+  perKey: number;
+  maxMessageBytes: number;
+  initTimeoutMs: number;
+}
+
+export interface SubscriptionDeps {
+  schema: GraphQLSchema;
+  em: EntityManager;
+  gate: Gate;
+  logger: Logger;
+  limits: SubscriptionLimits;
+  /** The error formatter of /graphql over HTTP (graphql/server.ts). */
+  format: ReturnType<typeof formatError>;
+  /** The client address as Express computes it for HTTP requests (TRUST_PROXY honoured). */
+  clientAddress(request: IncomingMessage): string;
+}
+
+/** One acknowledged connection: its key, and the subscriptions it holds (by subscribe payload, unique per subscribe). */
+interface Connection {
+  apiKey: string;
+  keyId: string;
+  address: string;
+  live: Set<SubscribePayload>;
+}
+
+/** 1013 "Try Again Later" (RFC 6455 registry): the key could not be checked now. */
+const TRY_AGAIN_LATER = 1013;
+
+/** A refusal as a graphql-ws error: the gate's code, and `retryAfter` (seconds) where HTTP would send `Retry-After`. */
+const refusal = (outcome: Extract<GateOutcome, { ok: false }>) =>
+  new GraphQLError(outcome.detail, {
+    extensions: { code: KINDS[outcome.code].graphql, ...(outcome.retryAfter !== undefined ? { retryAfter: outcome.retryAfter } : {}) },
+  });
+
+/** The codes Apollo Server gives parse and validation errors over HTTP. */
+const withCode = (error: GraphQLError, code: ApolloServerErrorCode) =>
+  new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } });
+
+const validationError = (message: string) => new GraphQLError(message, { extensions: { code: KINDS.VALIDATION.graphql } });
+
+/**
+ * Live subscriptions per connection and per API key on this instance. A slot is taken when
+ * a subscribe passed every check and given back when the subscription ends (graphql-ws's
+ * `onComplete`: completed by the client, finished, or its socket closed) or, at the latest,
+ * when its connection closes.
+ */
+class Slots {
+  private readonly perKey = new Map<string, number>();
+
+  constructor(private readonly limits: Pick<SubscriptionLimits, 'perConnection' | 'perKey'>) {}
+
+  take(conn: Connection, payload: SubscribePayload): GraphQLError | undefined {
+    if (conn.live.size >= this.limits.perConnection) {
+      return new GraphQLError(`Subscriptions limit of ${this.limits.perConnection} per connection reached; complete one first`, {
+        extensions: { code: KINDS.RATE_LIMITED.graphql },
+      });
+    }
+    const held = this.perKey.get(conn.keyId) ?? 0;
+    if (held >= this.limits.perKey) {
+      return new GraphQLError(`Subscriptions limit of ${this.limits.perKey} per API key reached; complete one first`, {
+        extensions: { code: KINDS.RATE_LIMITED.graphql },
+      });
+    }
+    conn.live.add(payload);
+    this.perKey.set(conn.keyId, held + 1);
+    return undefined;
+  }
+
+  release(conn: Connection, payload: SubscribePayload): void {
+    if (!conn.live.delete(payload)) return;
+    const held = (this.perKey.get(conn.keyId) ?? 1) - 1;
+    if (held > 0) this.perKey.set(conn.keyId, held);
+    else this.perKey.delete(conn.keyId);
+  }
+
+  releaseAll(conn: Connection): void {
+    for (const payload of [...conn.live]) this.release(conn, payload);
+  }
+}
 
 /**
  * GraphQL subscriptions over the `graphql-ws` protocol on /graphql (the same path as HTTP
- * queries; the WebSocket upgrade tells them apart). The API key travels in the connection
- * parameters, `{ "apiKey": "..." }`: an unknown or revoked key closes the socket with 4403.
+ * queries; the WebSocket upgrade tells them apart), under the governance of HTTP requests
+ * (docs/events.md, GraphQL subscriptions):
+ * - connecting: the API key in the connection parameters, `{ "apiKey": "..." }`, is checked
+ *   by the gate (unknown keys count against the address's failed-attempt limit); a missing,
+ *   unknown or revoked key closes the socket with 4403, an unreachable store with 1013;
+ * - each `subscribe`: the key is admitted again and counted against its hourly budget like
+ *   one HTTP request; the document is parsed with the same token limit and validated with
+ *   the same limit rules as over HTTP, then the NUL check; only subscriptions are served;
+ *   then the per-connection and per-key caps. Every refusal is an `error` message;
+ * - messages over `maxMessageBytes` close the socket with 1009 (ws `maxPayload`); a
+ *   connection that sends no `connection_init` in `initTimeoutMs` is closed with 4408.
  */
-export function attachSubscriptions(server: Server, deps: { schema: GraphQLSchema; em: EntityManager; pool: Pool; logger: Logger }) {
-  const wss = new WebSocketServer({ server, path: '/graphql' });
-  const cleanup = useServer<Record<string, unknown>, { caller?: Caller }>(
+export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
+  const { schema, gate, limits, format } = deps;
+  const rules: ValidationRule[] = [...specifiedRules, ...documentLimitRules(limits.document)];
+  const slots = new Slots(limits);
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: limits.maxMessageBytes });
+  const formatted = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
+
+  /** `connection_init`: the key is checked (not charged); a refusal closes the socket with the reason. */
+  const connect = async (extra: Extra & { conn?: Connection }, apiKey: unknown): Promise<boolean> => {
+    if (typeof apiKey !== 'string' || apiKey === '') return false;
+    const address = deps.clientAddress(extra.request);
+    const outcome = await gate.admit(apiKey, address, false);
+    if (!outcome.ok) {
+      extra.socket.close(outcome.code === 'UNAVAILABLE' ? TRY_AGAIN_LATER : CloseCode.Forbidden, outcome.detail);
+      return false;
+    }
+    if (outcome.caller?.kind !== 'key') return false;
+    extra.conn = { apiKey, keyId: outcome.caller.keyId, address, live: new Set() };
+    return true;
+  };
+
+  /** Every check of a `subscribe`, in the order of an HTTP request: admission, parse, validation, NUL, then the caps. */
+  const admitSubscribe = async (conn: Connection, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
+    const admitted = await gate.admit(conn.apiKey, conn.address);
+    if (!admitted.ok) return [refusal(admitted)];
+    let document: DocumentNode;
+    try {
+      document = parse(payload.query, { maxTokens: limits.document.maxTokens });
+    } catch (err) {
+      if (err instanceof GraphQLError) return [withCode(err, ApolloServerErrorCode.GRAPHQL_PARSE_FAILED)];
+      throw err;
+    }
+    const invalid = validate(schema, document, rules);
+    if (invalid.length) return invalid.map((e) => withCode(e, ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED));
+    const operation = getOperationAST(document, payload.operationName);
+    if (!operation) {
+      return [
+        withCode(
+          new GraphQLError(payload.operationName ? `Unknown operation named "${payload.operationName}".` : 'Must provide operation name if query contains multiple operations.'),
+          ApolloServerErrorCode.BAD_USER_INPUT,
+        ),
+      ];
+    }
+    if (operation.operation !== 'subscription') {
+      return [validationError(`Only subscriptions are served over WebSocket; send a ${operation.operation} over HTTP (POST /graphql)`)];
+    }
+    const nul = nulError(operation, payload.variables ?? undefined);
+    if (nul) return [nul];
+    const full = slots.take(conn, payload);
+    if (full) return [full];
+    return {
+      schema,
+      document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue: createContext(deps.em, admitted.caller, randomUUID()),
+    };
+  };
+
+  /** An unexpected failure: logged, and answered without internals (the socket and its other subscriptions stay). */
+  const internal = (what: string) => (err: unknown) => {
+    deps.logger.error({ err }, what);
+    return [new GraphQLError('Internal server error', { extensions: { code: KINDS.INTERNAL.graphql } })];
+  };
+
+  const cleanup = useServer<Record<string, unknown>, { conn: Connection }>(
     {
-      schema: deps.schema,
+      schema,
+      connectionInitWaitTimeout: limits.initTimeoutMs,
       onConnect: async (ctx) => {
-        const apiKey = ctx.connectionParams?.apiKey;
-        if (typeof apiKey !== 'string') return false;
-        const key = await findKey(deps.pool, apiKey);
-        if (!key || key.revoked) return false;
-        ctx.extra.caller = { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes };
-        return true;
+        try {
+          return await connect(ctx.extra, ctx.connectionParams?.apiKey);
+        } catch (err) {
+          internal('graphql-ws connect failed')(err);
+          ctx.extra.socket.close(CloseCode.InternalServerError, 'Internal server error');
+          return false;
+        }
       },
-      context: (ctx) => createContext(deps.em, ctx.extra.caller, randomUUID()),
+      // graphql-ws refuses a subscribe before the connection is acknowledged, so `conn` is set.
+      onSubscribe: (ctx, _id, payload) => admitSubscribe(ctx.extra.conn!, payload).catch(internal('graphql-ws subscribe failed')),
+      onComplete: (ctx, _id, payload) => {
+        if (ctx.extra.conn) slots.release(ctx.extra.conn, payload);
+      },
+      onClose: (ctx) => {
+        if (ctx.extra.conn) slots.releaseAll(ctx.extra.conn);
+      },
+      // The same presentation as over HTTP: codes, no internals, no "Did you mean" without the IDE.
+      onError: (_ctx, _id, _payload, errors) => formatted(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatted(result.errors) } : undefined),
     },
     wss,
   );
+  wss.on('connection', (socket: Extra['socket']) => {
+    // ws has already closed the socket (1009 for a message over maxPayload, 1002 for a bad
+    // frame); graphql-ws's own listener would report a client's mistake as an internal error.
+    socket.removeAllListeners('error');
+    socket.on('error', (err) => deps.logger.info({ err: err.message }, 'websocket client error'));
+  });
   wss.on('error', (err) => deps.logger.warn({ err: err.message }, 'websocket server error'));
   return {
     async close() {
