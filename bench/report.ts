@@ -34,6 +34,7 @@ export interface BenchResults {
     serviceAfterSingles?: { peakMb: number };
     postgraphile4?: { peakMb: number; rssMb: number };
     postgraphile5?: { peakMb: number; rssMb: number };
+    uncapped?: { peakMb: number; rssMb: number };
   };
   singles: Timed[];
   /** Absent in results saved before it was measured. */
@@ -148,7 +149,7 @@ export function renderResults(r: BenchResults): string {
     '',
     `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
       `raw server: ${n0(r.memory.raw.peakMb)} MB` +
-      PEER_ARMS.filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
+      [...PEER_ARMS, 'uncapped' as const].filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
       (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
     '',
     ...(r.neighbour ? neighbourSection(r.neighbour) : []),
@@ -171,7 +172,7 @@ function peerSection(r: BenchResults): string[] {
   const node = (a: Arm) => r.meta.nodes?.[a] ?? r.meta.node;
   const rows: string[][] = [];
   for (const l of withPeers) {
-    for (const a of [...OWN_ARMS, ...PEER_ARMS]) {
+    for (const a of [...OWN_ARMS, ...PEER_ARMS, 'uncapped' as const]) {
       const x = l.arms[a];
       if (!x.rps.length) continue;
       rows.push([
@@ -182,7 +183,7 @@ function peerSection(r: BenchResults): string[] {
   }
   const ratios: string[][] = [];
   for (const l of withPeers) {
-    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw']];
+    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped']];
     for (const [a, b] of pairs) {
       if (!l.arms[a].rps.length || !l.arms[b].rps.length) continue;
       ratios.push([l.op.label, `${a} / ${b}`, ratio(pairedRatio(l, a, b), 1), ratio(l.arms[a].cpuMsMedian, l.arms[b].cpuMsMedian)]);

@@ -124,6 +124,16 @@ async function main() {
     notes.push(...(await checkSameJson(service.url, raw.url, key, ops)));
 
     const armServers: Partial<Record<Arm, Server>> = { rest: service, graphql: service, raw };
+    // The same service without the production heap flags: what the flags cost, in the same rounds.
+    if (arms.includes('uncapped') && ops.some((op) => op.peer)) {
+      const heapFlag = /^--max-(old|semi)-space-size=/;
+      const flags = [...PRODUCTION_FLAGS, ...serviceFlags].filter((f) => !heapFlag.test(f));
+      const uncapped = await startServer('uncapped', [...flags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'uncapped.log'), serviceNode);
+      servers.push(uncapped);
+      armServers.uncapped = uncapped;
+      nodes.uncapped = nodes.rest;
+      notes.push(`The arm \`uncapped\` is the REST route of a second service process with node flags: ${flags.join(' ') || 'none'} (no heap flags).`);
+    }
     // The peers: PostGraphile 4 on the service's Node, PostGraphile 5 on Node 24 (it needs 22 or later).
     const peerArms = arms.filter((a) => isPeer(a) && ops.some((op) => op.peer)) as Peer[];
     for (const peer of peerArms) {
@@ -140,6 +150,7 @@ async function main() {
     const load = await measureLoad(armServers, key, ops, { ...settings, arms: arms.filter((a) => armServers[a]), dbCpu: db.cpuMs }, log);
     const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
     for (const peer of peerArms) memory[peer] = armServers[peer]!.memory();
+    if (armServers.uncapped) memory.uncapped = armServers.uncapped.memory();
 
     const singles = [];
     if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
