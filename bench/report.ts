@@ -1,4 +1,4 @@
-import { ARMS, OWN_ARMS, PEER_ARMS, pairedRatio, type Arm, type OpResult } from './measure';
+import { ARMS, OWN_ARMS, PEER_ARMS, pairedRatio, VARIANT_ARMS, type Arm, type OpResult } from './measure';
 import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
 import type { EventsBench } from './events';
@@ -35,6 +35,7 @@ export interface BenchResults {
     postgraphile4?: { peakMb: number; rssMb: number };
     postgraphile5?: { peakMb: number; rssMb: number };
     uncapped?: { peakMb: number; rssMb: number };
+    redis?: { peakMb: number; rssMb: number };
   };
   singles: Timed[];
   /** Absent in results saved before it was measured. */
@@ -149,7 +150,7 @@ export function renderResults(r: BenchResults): string {
     '',
     `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
       `raw server: ${n0(r.memory.raw.peakMb)} MB` +
-      [...PEER_ARMS, 'uncapped' as const].filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
+      [...PEER_ARMS, ...VARIANT_ARMS].filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
       (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
     '',
     ...(r.neighbour ? neighbourSection(r.neighbour) : []),
@@ -167,12 +168,12 @@ export function renderResults(r: BenchResults): string {
 
 /** The ops the PostGraphile peers answered, every arm side by side (issue 12). */
 function peerSection(r: BenchResults): string[] {
-  const withPeers = r.load.filter((l) => l.op.peer && PEER_ARMS.some((a) => l.arms[a].rps.length));
+  const withPeers = r.load.filter((l) => l.op.peer && [...PEER_ARMS, ...VARIANT_ARMS].some((a) => l.arms[a].rps.length));
   if (!withPeers.length) return [];
   const node = (a: Arm) => r.meta.nodes?.[a] ?? r.meta.node;
   const rows: string[][] = [];
   for (const l of withPeers) {
-    for (const a of [...OWN_ARMS, ...PEER_ARMS, 'uncapped' as const]) {
+    for (const a of [...OWN_ARMS, ...PEER_ARMS, ...VARIANT_ARMS]) {
       const x = l.arms[a];
       if (!x.rps.length) continue;
       rows.push([
@@ -183,7 +184,7 @@ function peerSection(r: BenchResults): string[] {
   }
   const ratios: string[][] = [];
   for (const l of withPeers) {
-    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped']];
+    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped'], ['redis', 'rest']];
     for (const [a, b] of pairs) {
       if (!l.arms[a].rps.length || !l.arms[b].rps.length) continue;
       ratios.push([l.op.label, `${a} / ${b}`, ratio(pairedRatio(l, a, b), 1), ratio(l.arms[a].cpuMsMedian, l.arms[b].cpuMsMedian)]);
@@ -193,6 +194,7 @@ function peerSection(r: BenchResults): string[] {
     '## Against PostGraphile (issue 12)',
     '',
     'The same page from every arm, measured interleaved with the others (the peers take their turn in the same rounds). ' +
+      '`uncapped` and `redis` are the REST route of second service processes without the heap flags and with REDIS_URL (rate limits in Redis). ' +
       'p99 loaded: autocannon\'s p99 at saturation, median over the rounds. The peers do no authentication and no rate limiting; the service and raw do both.',
     '',
     ...table(['Operation', 'Arm', 'Node', 'req/s', 'CPU ms/req', 'PG CPU ms/req', 'p99 loaded (ms)', 'half rate p50 / p99 (ms)'], rows),

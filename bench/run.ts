@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import net from 'node:net';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,7 +7,7 @@ import path from 'node:path';
 import { transformFileSync } from '@swc/core';
 import { openBenchDatabase, serverVersion, type BenchDatabase } from './db';
 import { timeImport } from './import';
-import { ARMS, isPeer, measureLoad, type Arm } from './measure';
+import { ARMS, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
@@ -124,15 +125,31 @@ async function main() {
     notes.push(...(await checkSameJson(service.url, raw.url, key, ops)));
 
     const armServers: Partial<Record<Arm, Server>> = { rest: service, graphql: service, raw };
-    // The same service without the production heap flags: what the flags cost, in the same rounds.
-    if (arms.includes('uncapped') && ops.some((op) => op.peer)) {
-      const heapFlag = /^--max-(old|semi)-space-size=/;
-      const flags = [...PRODUCTION_FLAGS, ...serviceFlags].filter((f) => !heapFlag.test(f));
-      const uncapped = await startServer('uncapped', [...flags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'uncapped.log'), serviceNode);
-      servers.push(uncapped);
-      armServers.uncapped = uncapped;
-      nodes.uncapped = nodes.rest;
-      notes.push(`The arm \`uncapped\` is the REST route of a second service process with node flags: ${flags.join(' ') || 'none'} (no heap flags).`);
+    // Variants of the service (measure.ts VARIANT_ARMS): what the heap flags and the rate-limit store cost, in the same rounds.
+    const heapFlag = /^--max-(old|semi)-space-size=/;
+    const redisUrl = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+    const variants: Record<(typeof VARIANT_ARMS)[number], () => Promise<{ flags: string[]; env: Record<string, string>; note: string } | string>> = {
+      uncapped: async () => {
+        const flags = [...PRODUCTION_FLAGS, ...serviceFlags].filter((f) => !heapFlag.test(f));
+        return { flags, env: {}, note: `node flags ${flags.join(' ') || 'none'} (no heap flags)` };
+      },
+      redis: async () =>
+        (await reachable(redisUrl))
+          ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { REDIS_URL: redisUrl }, note: `REDIS_URL=${redisUrl} (rate limits in Redis)` }
+          : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
+    };
+    for (const arm of VARIANT_ARMS) {
+      if (!arms.includes(arm) || !ops.some((op) => op.peer)) continue;
+      const how = await variants[arm]();
+      if (typeof how === 'string') {
+        notes.push(`The arm \`${arm}\` was ${how}.`);
+        continue;
+      }
+      const server = await startServer(arm, [...how.flags, 'dist/src/main.js'], { ...common, ...how.env, NODE_ENV: 'production' }, path.join(OUT, `${arm}.log`), serviceNode);
+      servers.push(server);
+      armServers[arm] = server;
+      nodes[arm] = nodes.rest;
+      notes.push(`The arm \`${arm}\` is the REST route of a second service process with ${how.note}.`);
     }
     // The peers: PostGraphile 4 on the service's Node, PostGraphile 5 on Node 24 (it needs 22 or later).
     const peerArms = arms.filter((a) => isPeer(a) && ops.some((op) => op.peer)) as Peer[];
@@ -150,7 +167,7 @@ async function main() {
     const load = await measureLoad(armServers, key, ops, { ...settings, arms: arms.filter((a) => armServers[a]), dbCpu: db.cpuMs }, log);
     const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
     for (const peer of peerArms) memory[peer] = armServers[peer]!.memory();
-    if (armServers.uncapped) memory.uncapped = armServers.uncapped.memory();
+    for (const arm of VARIANT_ARMS) if (armServers[arm]) memory[arm] = armServers[arm]!.memory();
 
     const singles = [];
     if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
@@ -261,3 +278,18 @@ main().then(
     process.exit(1);
   },
 );
+
+/** Whether a TCP server answers at the URL's host and port within a second. */
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port) || 6379, timeout: 1000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
