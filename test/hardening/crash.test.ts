@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
-import { startService, type ServiceProcess } from '../helpers/process';
+import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 
 /** kill -9 at random moments of bulk writes and imports: afterwards every write is all or nothing. */
 const env = () => ({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, JOB_WORKER_STALE_SECONDS: '3' });
@@ -23,14 +23,6 @@ async function call(path: string, init: { method?: string; body?: unknown; csv?:
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function operator(query: string, variables: object) {
-  const res = await fetch(`${service.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  return ((await res.json()) as any).data;
-}
 
 const rows = async (sql: string, params: unknown[] = []) => (await db.query(sql, params)).rows;
 
@@ -48,10 +40,7 @@ beforeAll(async () => {
   db = new Client({ connectionString: inject('databaseUrl') });
   await db.connect();
   service = await startService(env());
-  communityId = (await operator('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'crash' } }))
-    .createCommunity.id;
-  key = (await operator('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId, rateLimitPerHour: 1_000_000 } }))
-    .createApiKey.key;
+  ({ communityId, key } = await serviceTenant(service.url, ADMIN_TOKEN, 'crash', 1_000_000));
 }, 60_000);
 afterAll(async () => {
   await service?.stop();

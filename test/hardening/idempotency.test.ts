@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
-import { startService, type ServiceProcess } from '../helpers/process';
+import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 
 /**
  * Safe retries and conditional requests against real service processes: two instances on one
@@ -26,14 +26,6 @@ async function call(service: ServiceProcess, path: string, init: { method?: stri
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
-async function operator(service: ServiceProcess, query: string, variables: object) {
-  const res = await fetch(`${service.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  return ((await res.json()) as any).data;
-}
 
 const count = async (lastName: string) =>
   (await db.query('select count(*)::int as n from members where community_id = $1 and last_name = $2', [communityId, lastName])).rows[0].n as number;
@@ -44,10 +36,7 @@ beforeAll(async () => {
   db = new Client({ connectionString: inject('databaseUrl') });
   await db.connect();
   [a, b] = await Promise.all([startService(env()), startService(env())]);
-  communityId = (await operator(a, 'mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'idem' } })).createCommunity.id;
-  ({ key, id: keyId } = (
-    await operator(a, 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id key } }', { i: { communityId, rateLimitPerHour: 1_000_000 } })
-  ).createApiKey);
+  ({ communityId, key, keyId } = await serviceTenant(a.url, ADMIN_TOKEN, 'idem', 1_000_000));
 }, 90_000);
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);

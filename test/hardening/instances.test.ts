@@ -1,24 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
-import { startService, type ServiceProcess } from '../helpers/process';
+import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 import { redisAvailable } from '../helpers/redis';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function newKey(base: string, limit: number): Promise<string> {
-  const op = (query: string, variables: object) =>
-    fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ query, variables }),
-    }).then((r) => r.json() as Promise<any>);
-  const c = await op('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'multi' } });
-  const k = await op('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
-    i: { communityId: c.data.createCommunity.id, rateLimitPerHour: limit },
-  });
-  return k.data.createApiKey.key;
-}
 
 /** 1,200 requests with one key spread over two processes: exactly the budget passes. */
 async function hammer(services: ServiceProcess[], key: string, total: number) {
@@ -57,7 +44,7 @@ describe.each(stores)('two instances sharing one budget (%s store)', (_name, env
   });
 
   it.runIf(available)('exactly 1000 of 1200 pass; Remaining runs 999..0 without duplicates; Reset agrees', async () => {
-    const key = await newKey(services[0].url, 1000);
+    const key = (await serviceTenant(services[0].url, ADMIN_TOKEN, 'multi', 1000)).key;
     const results = await hammer(services, key, 1200);
     const passed = results.filter((r) => r.status === 200);
     expect(passed.length).toBe(1000);

@@ -4,22 +4,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded';
 import { ADMIN_TOKEN } from '../helpers/app';
-import { freePort, startService, type ServiceProcess } from '../helpers/process';
+import { freePort, serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 
-async function operator(base: string, query: string, variables: object) {
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  return ((await res.json()) as any).data;
-}
 
-async function newKey(base: string): Promise<string> {
-  const c = await operator(base, 'mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'o' } });
-  const k = await operator(base, 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId: c.createCommunity.id } });
-  return k.createApiKey.key;
-}
 
 const timed = async (url: string, init?: RequestInit) => {
   const started = Date.now();
@@ -43,7 +30,7 @@ describe('database outage', () => {
     pg = await startEmbeddedPostgres({ dir, port, fast: true });
     const url = await ensureDatabase(pg.url, 'outage');
     service = await startService({ DATABASE_URL: url, ADMIN_TOKEN });
-    const key = await newKey(service.url);
+    const key = (await serviceTenant(service.url, ADMIN_TOKEN, 'o')).key;
     const get = () => timed(`${service!.url}/api/v1/groups`, { headers: { 'x-api-key': key } });
     expect((await get()).status).toBe(200);
 
@@ -92,7 +79,7 @@ describe('Redis outage', () => {
     await new Promise((r) => setTimeout(r, 300));
     const service = await startService({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` });
     try {
-      const key = await newKey(service.url);
+      const key = (await serviceTenant(service.url, ADMIN_TOKEN, 'o')).key;
       const get = () => timed(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key } });
       const before = await get();
       expect(before.status).toBe(200);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { ADMIN_TOKEN } from '../helpers/app';
-import { startService, type ServiceProcess } from '../helpers/process';
+import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 
 /** kill -9 after the commit and before the delivery completed: the event still arrives, same webhook-id. */
 const env = () => ({
@@ -26,22 +26,12 @@ async function call(path: string, method = 'GET', body?: unknown) {
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function operator(query: string, variables: object) {
-  const res = await fetch(`${service.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  return ((await res.json()) as any).data;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   service = await startService(env());
-  const communityId = (await operator('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'hooks' } }))
-    .createCommunity.id;
-  key = (await operator('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId } })).createApiKey.key;
+  ({ key } = await serviceTenant(service.url, ADMIN_TOKEN, 'hooks'));
 }, 60_000);
 afterAll(async () => {
   await service?.stop();

@@ -82,3 +82,21 @@ export function rawHttp(port: number, data: string): Promise<{ status: number; h
     socket.write(data);
   });
 }
+
+/** An operator GraphQL call (ADMIN_TOKEN) to a service at `base`; the answer's `data`. */
+export async function operatorCall(base: string, adminToken: string, query: string, variables: object): Promise<any> {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  return ((await res.json()) as { data?: unknown }).data;
+}
+
+/** A new community and an API key for it, through the operator mutations of a running service. */
+export async function serviceTenant(base: string, adminToken: string, name: string, rateLimitPerHour?: number): Promise<{ communityId: string; key: string; keyId: string }> {
+  const communityId = (await operatorCall(base, adminToken, 'mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name } })).createCommunity.id;
+  const input = rateLimitPerHour === undefined ? { communityId } : { communityId, rateLimitPerHour };
+  const { id, key } = (await operatorCall(base, adminToken, 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id key } }', { i: input })).createApiKey;
+  return { communityId, key, keyId: id };
+}
