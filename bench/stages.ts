@@ -1,7 +1,9 @@
 /**
- * Where a list request's CPU goes, stage by stage, in one process on the bench data:
+ * Where a read request's CPU goes, stage by stage, in one process on the bench data:
  * `node -r @swc-node/register bench/stages.ts`. CPU time per operation (process.cpuUsage),
- * so it is steadier than throughput on a busy machine. Evidence for docs/performance.md.
+ * so it is steadier than throughput on a busy machine, and with the embedded PostgreSQL
+ * (no DATABASE_URL) the server's CPU per operation beside it. Evidence for docs/performance.md.
+ * `BENCH_PG_PORT` moves the embedded server off the bench's port (another run in progress).
  */
 import 'reflect-metadata';
 import { execute, parse, type DocumentNode } from 'graphql';
@@ -20,12 +22,17 @@ import { seed } from './seed';
 
 const N = Number(process.env.STAGES_N || 2000);
 
+/** CPU ms of the PostgreSQL server so far, when it is ours to read (embedded). */
+let pgCpuMs: (() => number) | undefined;
+
 async function cpu(name: string, fn: () => unknown): Promise<void> {
   for (let i = 0; i < Math.min(300, N); i++) await fn(); // warm the JIT and the pools
+  const pgBefore = pgCpuMs?.();
   const before = process.cpuUsage();
   for (let i = 0; i < N; i++) await fn();
   const used = process.cpuUsage(before);
-  console.log(`${((used.user + used.system) / 1000 / N).toFixed(3).padStart(7)} ms  ${name}`);
+  const pg = pgCpuMs && pgBefore !== undefined ? `${((pgCpuMs() - pgBefore) / N).toFixed(3).padStart(7)} ms pg  ` : '';
+  console.log(`${((used.user + used.system) / 1000 / N).toFixed(3).padStart(7)} ms  ${pg}${name}`);
 }
 
 /** graphql-jit when installed (`npm i --no-save graphql-jit`): the same document, compiled. */
@@ -42,6 +49,7 @@ function jit(schema: ReturnType<typeof buildSchema>, doc: DocumentNode) {
 
 async function main() {
   const db = await openBenchDatabase();
+  pgCpuMs = db.cpuMs;
   const s = await seed(db.url);
   const runtime = await startRuntime(loadConfig({ LOG_LEVEL: 'silent' }), db.url, { migrate: false });
   const pool = new Pool({ connectionString: db.url, max: 2 });
@@ -74,6 +82,16 @@ async function main() {
       const answer = await execute({ schema, document: doc, variableValues: { limit }, contextValue: ctx() });
       await cpu('JSON.stringify of the answer', () => JSON.stringify(answer.data));
     }
+    const getGroup = parse(documentOf('getGroup'));
+    for (const ref of [{ id: s.groupId }, { externalId: s.groupExternalId }]) {
+      const once = await execute({ schema, document: getGroup, variableValues: { ref }, contextValue: ctx() });
+      if (once.errors || !once.data) throw new Error(`getGroup failed: ${JSON.stringify(once.errors)}`);
+    }
+    console.log('\nGET /groups/{id}, GET /groups/{externalId}?key=externalId');
+    await cpu('graphql execute of the route document, by id (with SQL)', () =>
+      execute({ schema, document: getGroup, variableValues: { ref: { id: s.groupId } }, contextValue: ctx() }));
+    await cpu('graphql execute of the route document, by externalId (with SQL)', () =>
+      execute({ schema, document: getGroup, variableValues: { ref: { externalId: s.groupExternalId } }, contextValue: ctx() }));
     console.log('\nGET /groups/{10k group}/memberships?sort=orderNumber&limit=100');
     const where = { communityId: s.communityId, groupId: s.bigGroupId };
     const orderBy = [{ orderNumber: 'asc' as const }, { createdAt: 'asc' as const }, { id: 'asc' as const }];
