@@ -1,7 +1,9 @@
 /**
- * Where a list request's CPU goes, stage by stage, in one process on the bench data:
+ * Where a read request's CPU goes, stage by stage, in one process on the bench data:
  * `node -r @swc-node/register bench/stages.ts`. CPU time per operation (process.cpuUsage),
- * so it is steadier than throughput on a busy machine. Evidence for docs/performance.md.
+ * so it is steadier than throughput on a busy machine, and with the embedded PostgreSQL
+ * (no DATABASE_URL) the server's CPU per operation beside it. Evidence for docs/performance.md.
+ * `BENCH_PG_PORT` moves the embedded server off the bench's port (another run in progress).
  */
 import 'reflect-metadata';
 import { execute, parse, type DocumentNode } from 'graphql';
@@ -14,18 +16,28 @@ import { GroupService } from '../src/modules/groups/group.service';
 import { GroupMembership } from '../src/modules/memberships/membership.entity';
 import { Member } from '../src/modules/members/member.entity';
 import { startRuntime } from '../src/runtime';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageWindow } from '../src/common/pagination';
+import { leanFindOne, leanPage } from '../src/db/lean';
+import { preparedRows } from '../src/db/prepared';
+import { GroupMembershipService } from '../src/modules/memberships/membership.service';
 import { openBenchDatabase } from './db';
 import { documentOf } from './ops';
-import { seed } from './seed';
+import { seed, type Seeded } from './seed';
 
 const N = Number(process.env.STAGES_N || 2000);
 
+/** CPU ms of the PostgreSQL server so far, when it is ours to read (embedded). */
+let pgCpuMs: (() => number) | undefined;
+
 async function cpu(name: string, fn: () => unknown): Promise<void> {
   for (let i = 0; i < Math.min(300, N); i++) await fn(); // warm the JIT and the pools
+  const pgBefore = pgCpuMs?.();
   const before = process.cpuUsage();
   for (let i = 0; i < N; i++) await fn();
   const used = process.cpuUsage(before);
-  console.log(`${((used.user + used.system) / 1000 / N).toFixed(3).padStart(7)} ms  ${name}`);
+  const pg = pgCpuMs && pgBefore !== undefined ? `${((pgCpuMs() - pgBefore) / N).toFixed(3).padStart(7)} ms pg  ` : '';
+  console.log(`${((used.user + used.system) / 1000 / N).toFixed(3).padStart(7)} ms  ${pg}${name}`);
 }
 
 /** graphql-jit when installed (`npm i --no-save graphql-jit`): the same document, compiled. */
@@ -40,17 +52,59 @@ function jit(schema: ReturnType<typeof buildSchema>, doc: DocumentNode) {
   }
 }
 
+/**
+ * The statements of the hot reads, each run both ways on the ORM's pool: `em.execute` (MikroORM
+ * inlines the parameters: PostgreSQL parses and plans every call) and `prepared` (a named
+ * statement: parsed once per connection, plan cache). The texts are the ones the lean reads send
+ * (captured from knex's `query` event); rounds alternate the two ways so load drift hits both.
+ */
+async function statementPaths(em: EntityManager, s: Seeded): Promise<void> {
+  const captured: { sql: string; bindings: unknown[] }[] = [];
+  const knex = em.getConnection().getKnex();
+  const listen = (q: { sql: string; bindings: unknown[] }) => captured.push(q);
+  const capture = async (run: () => Promise<unknown>) => {
+    captured.length = 0;
+    knex.on('query', listen);
+    try {
+      await run();
+    } finally {
+      knex.off('query', listen);
+    }
+    return captured[captured.length - 1];
+  };
+  const byOrder = { limit: 100, sort: [{ field: 'orderNumber', direction: 'ASC' }] } as unknown as Parameters<GroupMembershipService['list']>[2];
+  const statements: [string, { sql: string; bindings: unknown[] }][] = [
+    ['groups page, limit=20', await capture(() => leanPage(em.fork(), Group, { communityId: s.communityId }, pageWindow({ limit: 20 })))],
+    ['group by id', await capture(() => leanFindOne(em.fork(), Group, { id: s.groupId, communityId: s.communityId }))],
+    ['group by externalId', await capture(() => leanFindOne(em.fork(), Group, { externalId: s.groupExternalId, communityId: s.communityId }))],
+    [
+      'memberships page of the 10k group, limit=100, with member externalId',
+      await capture(() => new GroupMembershipService(em.fork()).list(s.communityId, { id: s.bigGroupId }, byOrder)),
+    ],
+  ];
+  console.log('\nStatements of the hot reads: em.execute (inlined) vs prepared (named), alternating rounds');
+  for (let round = 1; round <= 2; round++) {
+    for (const [label, q] of statements) {
+      const inlined = q.sql.replace(/\$\d+/g, '?'); // each $n is used once, in order
+      await cpu(`round ${round}: ${label}: em.execute`, () => em.fork().execute(inlined, q.bindings));
+      await cpu(`round ${round}: ${label}: prepared`, () => preparedRows(em.fork(), q.sql, q.bindings));
+    }
+  }
+}
+
 async function main() {
   const db = await openBenchDatabase();
+  pgCpuMs = db.cpuMs;
   const s = await seed(db.url);
   const runtime = await startRuntime(loadConfig({ LOG_LEVEL: 'silent' }), db.url, { migrate: false });
   const pool = new Pool({ connectionString: db.url, max: 2 });
-  const em = runtime.orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
+  const em = runtime.orm.em as unknown as EntityManager;
   const schema = buildSchema();
   const scopes = new Set(['groups:read', 'group_memberships:read', 'members:read']);
   const caller: Caller = { kind: 'key', keyId: 'stages', communityId: s.communityId, scopes };
   const ctx = () => createContext(em, caller, 'stages');
   try {
+    await statementPaths(em, s);
     for (const limit of [20, 100]) {
       console.log(`\nGET /groups?limit=${limit}`);
       const order = 'order by created_at asc, id asc limit $2';
@@ -74,6 +128,16 @@ async function main() {
       const answer = await execute({ schema, document: doc, variableValues: { limit }, contextValue: ctx() });
       await cpu('JSON.stringify of the answer', () => JSON.stringify(answer.data));
     }
+    const getGroup = parse(documentOf('getGroup'));
+    for (const ref of [{ id: s.groupId }, { externalId: s.groupExternalId }]) {
+      const once = await execute({ schema, document: getGroup, variableValues: { ref }, contextValue: ctx() });
+      if (once.errors || !once.data) throw new Error(`getGroup failed: ${JSON.stringify(once.errors)}`);
+    }
+    console.log('\nGET /groups/{id}, GET /groups/{externalId}?key=externalId');
+    await cpu('graphql execute of the route document, by id (with SQL)', () =>
+      execute({ schema, document: getGroup, variableValues: { ref: { id: s.groupId } }, contextValue: ctx() }));
+    await cpu('graphql execute of the route document, by externalId (with SQL)', () =>
+      execute({ schema, document: getGroup, variableValues: { ref: { externalId: s.groupExternalId } }, contextValue: ctx() }));
     console.log('\nGET /groups/{10k group}/memberships?sort=orderNumber&limit=100');
     const where = { communityId: s.communityId, groupId: s.bigGroupId };
     const orderBy = [{ orderNumber: 'asc' as const }, { createdAt: 'asc' as const }, { id: 'asc' as const }];

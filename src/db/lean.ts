@@ -1,6 +1,7 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TEXT_SORT_FIELDS, toPage, type Page, type PageWindow } from '../common/pagination';
+import { preparedRows } from './prepared';
 import { anyOf, arrayOf } from './sql';
 import { VERSION_COLUMN, type VersionedTable } from './version';
 
@@ -56,13 +57,15 @@ export function byIds<T extends { id: string }>(rows: T[], ids: readonly string[
   return ids.map((id) => map.get(id));
 }
 
-/* Each statement joins the em's transaction when it has one: a read inside a transaction
-   must not take a second pool connection (nor see another snapshot). */
+/* Each statement is a named (prepared) statement (src/db/prepared.ts: parsed once per
+   connection, the text converted to `$n` form once per shape) and joins the em's transaction
+   when it has one: a read inside a transaction must not take a second pool connection (nor
+   see another snapshot). */
 
 /** Plain rows of the community with the given ids, in any order (DataLoaders map them). */
 export async function leanByIds<T extends object>(em: EntityManager, entity: EntityClass<T>, communityId: string, ids: readonly string[]): Promise<T[]> {
   const shape = shapeOf(em, entity as EntityClass<object>);
-  const rows = await em.execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" = ${anyOf('uuid')}`, [
+  const rows = await preparedRows(em, `select ${shape.select} from ${shape.table} where t."community_id" = ? and t."id" = ${anyOf('uuid')}`, [
     communityId,
     arrayOf(ids),
   ]);
@@ -73,7 +76,7 @@ export async function leanByIds<T extends object>(em: EntityManager, entity: Ent
 export async function leanFindOne<T extends object>(em: EntityManager, entity: EntityClass<T>, where: Partial<Record<keyof T & string, string>>): Promise<T | null> {
   const shape = shapeOf(em, entity as EntityClass<object>);
   const filters = Object.keys(where).map((prop) => `${columnOf(shape, entity, prop)} = ?`);
-  const rows = await em.execute<Record<string, unknown>[]>(`select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
+  const rows = await preparedRows(em, `select ${shape.select} from ${shape.table} where ${filters.join(' and ')} limit 1`, Object.values(where));
   return (rows[0] as T | undefined) ?? null;
 }
 
@@ -104,6 +107,6 @@ export async function leanPage<T extends object>(
   const from = join ? `${shape.table} ${join.join}` : shape.table;
   const select = join ? `${shape.select}, ${join.select}` : shape.select;
   const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
-  const rows = await em.execute<Record<string, unknown>[]>(sql, [...params, limit + 1, skip]);
+  const rows = await preparedRows(em, sql, [...params, limit + 1, skip]);
   return toPage(rows as T[], limit, skip);
 }

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { QueryResultRow } from 'pg';
 
 /**
  * The one way a service opens a transaction: `transaction(em, (tem) => ...)`.
@@ -35,26 +34,4 @@ export async function transaction<T>(em: EntityManager, work: (tem: EntityManage
   const result = await work(em);
   await em.flush();
   return result;
-}
-
-interface PgConnection {
-  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
-}
-interface KnexTransaction {
-  client: { acquireConnection(): Promise<PgConnection> };
-}
-
-/**
- * A named (prepared) statement on the connection of em's transaction: PostgreSQL parses
- * and plans it once per connection instead of once per call (MikroORM inlines parameters
- * into fresh SQL text). `$1`-style parameters. The statement is announced like any of the
- * ORM's (knex's `query` event), so SQL counts and logs still see it.
- */
-export async function prepared<R extends QueryResultRow>(em: EntityManager, name: string, text: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-  const trx = em.getTransactionContext<KnexTransaction>();
-  if (!trx) throw new Error(`prepared statement ${name} needs a transaction`);
-  const connection = await trx.client.acquireConnection(); // the transaction's own connection
-  em.getConnection().getKnex().emit('query', { sql: text, bindings: values, name });
-  const res = await connection.query<R>({ name, text, values });
-  return { rows: res.rows, rowCount: res.rowCount ?? 0 };
 }

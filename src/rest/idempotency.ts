@@ -4,7 +4,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { DeadlockException } from '@mikro-orm/core';
 import type { Caller } from '../context';
-import { joinTransaction, prepared } from '../db/transaction';
+import { joinTransaction } from '../db/transaction';
+import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
 
 /**
@@ -143,7 +144,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
   let raced = false;
   const attempt = () =>
     em.transactional(async (tx) => {
-      const { rows: [found] } = await prepared<Partial<Stored> & { locked: boolean }>(tx, 'idempotency-lookup', LOOKUP, [owner, key]);
+      const { rows: [found] } = await prepared<Partial<Stored> & { locked: boolean }>(tx, LOOKUP, [owner, key]);
       if (found.fingerprint !== undefined && found.fingerprint !== null) return replay(found as Stored);
       if (!found.locked) throw new Discard(busy());
       joinTransaction(tx);
@@ -158,7 +159,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
         if (STORED_ERRORS.has(status)) raced = (await pool.query(INSERT, row)).rowCount === 0;
         throw new Discard(STORED_ERRORS.has(status) ? answer : { ...answer, discarded: true });
       }
-      if (!(await prepared(tx, 'idempotency-insert', INSERT, row)).rowCount) {
+      if (!(await prepared(tx, INSERT, row)).rowCount) {
         raced = true;
         throw new Discard(busy());
       }

@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { QueryResultRow } from 'pg';
+
+/**
+ * Named (prepared) statements through the ORM's own pool: the hot reads (src/db/lean.ts,
+ * pagesPerOwner in src/db/sql.ts) and the idempotency statements.
+ *
+ * MikroORM's `em.execute(sql, params)` inlines every parameter into fresh SQL text
+ * (`platform.formatQuery`), so PostgreSQL parses and plans each call afresh. A named pg
+ * statement is parsed once per connection, and its plan can be reused (PostgreSQL's
+ * plan cache: custom plans for the first executions, then a generic plan when it is not
+ * dearer); knex's query building is skipped too (docs/performance.md, "Levers, measured").
+ *
+ * The connection is the ORM's: inside a transaction (`em.getTransactionContext()`) the
+ * transaction's own; outside one a connection taken from the ORM's knex client and given
+ * back at once, exactly as `em.execute` does. Taking it through `client.acquireConnection`
+ * keeps the per-caller connection cap (src/db/caller-budget.ts wraps that method) and the
+ * pool's per-connection `statement_timeout` / `lock_timeout` (start-up options of every
+ * connection, src/db/orm.ts). Errors go through MikroORM's exception converter, so they
+ * are the same DriverException subclasses `em.execute` throws (`DeadlockException`,
+ * `UniqueConstraintViolationException`, ...) and classify (src/errors/classify.ts) and the
+ * retry loops treat both paths alike. The statement is announced like any of the ORM's
+ * (knex's `query` event), so SQL counts and logs still see it.
+ */
+
+/** A statement's text in `$n` form and its name. */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+const statements = new Map<string, Statement>();
+/** Texts come from code (a finite set of shapes); the cap only guards against a shape built from data by mistake. */
+const MAX_CACHED = 5000;
+
+/**
+ * The named statement of `sql`, built once per text: `?` placeholders (knex's and
+ * MikroORM's style) become `$1`, `$2`, ...; a text already in `$n` form is kept. The name
+ * is a hash of the final text (pg refuses one name with two texts on a connection).
+ */
+export function statementOf(sql: string): Statement {
+  let s = statements.get(sql);
+  if (!s) {
+    if (sql.includes('??')) throw new Error('prepared: `??` (identifier bindings) is not supported');
+    let n = 0;
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    s = { name: `s_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`, text };
+    if (statements.size < MAX_CACHED) statements.set(sql, s);
+  }
+  return s;
+}
+
+interface PgConnection {
+  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+interface KnexClient {
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(connection: PgConnection): Promise<void>;
+}
+
+/** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
+export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+  const { name, text } = statementOf(sql);
+  const knex = em.getConnection().getKnex();
+  const trx = em.getTransactionContext<{ client: KnexClient }>();
+  // A transaction's client hands out the transaction's connection and never releases it.
+  const client = trx ? trx.client : (knex as unknown as { client: KnexClient }).client;
+  try {
+    const connection = await client.acquireConnection();
+    try {
+      knex.emit('query', { sql: text, bindings: values, name });
+      const res = await connection.query<R>({ name, text, values });
+      return { rows: res.rows, rowCount: res.rowCount ?? 0 };
+    } finally {
+      if (!trx) await client.releaseConnection(connection);
+    }
+  } catch (err) {
+    throw em.getDriver().convertException(err as Error);
+  }
+}
+
+/** The rows of `prepared`, for reads. */
+export async function preparedRows<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<R[]> {
+  return (await prepared<R>(em, sql, values)).rows;
+}
