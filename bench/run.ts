@@ -115,7 +115,8 @@ async function main() {
     const serviceNode = benchNode === 'current' ? process.execPath : benchNode === NODE24_VERSION ? node24() : fail(`BENCH_NODE must be ${NODE24_VERSION} or current`);
     const nodes: Partial<Record<Arm, string>> = {};
     // Private networks allowed: the events bench delivers webhooks to a receiver on 127.0.0.1.
-    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, path.join(OUT, 'service.log'), serviceNode);
+    const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
     servers.push(raw);
@@ -145,7 +146,8 @@ async function main() {
         notes.push(`The arm \`${arm}\` was ${how}.`);
         continue;
       }
-      const server = await startServer(arm, [...how.flags, 'dist/src/main.js'], { ...common, ...how.env, NODE_ENV: 'production' }, path.join(OUT, `${arm}.log`), serviceNode);
+      // The service's own environment: its job worker runs here too (webhook deliveries to the bench's local receiver).
+      const server = await startServer(arm, [...how.flags, 'dist/src/main.js'], { ...serviceEnv, ...how.env }, path.join(OUT, `${arm}.log`), serviceNode);
       servers.push(server);
       armServers[arm] = server;
       nodes[arm] = nodes.rest;
@@ -167,7 +169,12 @@ async function main() {
     const load = await measureLoad(armServers, key, ops, { ...settings, arms: arms.filter((a) => armServers[a]), dbCpu: db.cpuMs }, log);
     const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
     for (const peer of peerArms) memory[peer] = armServers[peer]!.memory();
-    for (const arm of VARIANT_ARMS) if (armServers[arm]) memory[arm] = armServers[arm]!.memory();
+    for (const arm of VARIANT_ARMS) {
+      if (!armServers[arm]) continue;
+      memory[arm] = armServers[arm]!.memory();
+      await armServers[arm]!.stop(); // measured: the rest of the run has the machine without it
+      servers.splice(servers.indexOf(armServers[arm]!), 1);
+    }
 
     const singles = [];
     if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
