@@ -117,6 +117,8 @@ export class Migration20261122140000_events extends Migration {
       declare
         resource text := TG_ARGV[0];
         ignored text[] := string_to_array(coalesce(TG_ARGV[1], ''), ',') || array['modified_at', 'community_id'];
+        unnoticed text[] := ignored || case when resource = 'group_membership' then array['order_number'] else array[]::text[] end;
+        diffed boolean := true;
       begin
         if TG_OP = 'INSERT' then
           insert into event_staging (community_id, type, record_id)
@@ -128,29 +130,52 @@ export class Migration20261122140000_events extends Migration {
                    || case when resource = 'group_membership' then jsonb_build_object('groupId', to_jsonb(o) -> 'group_id') else '{}'::jsonb end
               from old_rows o order by o.id;
         else
-          with diff as (
-            select n.community_id, n.id, to_jsonb(n) as nj,
-                   array(select distinct event_field(e.key) from jsonb_each(to_jsonb(n)) e
-                          where e.value is distinct from to_jsonb(o) -> e.key and e.key <> all (ignored)
-                          order by 1) as changes
-              from new_rows n join old_rows o on o.id = n.id
-          )
-          insert into event_staging (community_id, type, record_id, changes)
-            select d.community_id,
-                   case
-                     when resource = 'notification' and d.nj ->> 'status' = 'SENT' and 'status' = any (d.changes) then 'notification.sent'
-                     when resource = 'import_job' and d.nj ->> 'status' = 'COMPLETED' then 'import_job.completed'
-                     when resource = 'import_job' and d.nj ->> 'status' = 'FAILED' then 'import_job.failed'
-                     else resource || '.updated'
-                   end,
-                   d.id, d.changes
-              from diff d
-             where cardinality(d.changes) > 0
-               -- a reorder is one event per group (below), not one per membership
-               and not (resource = 'group_membership' and d.changes = array['orderNumber'])
-               -- an import's progress counters are not events; its outcome is
-               and not (resource = 'import_job' and not ('status' = any (d.changes) and d.nj ->> 'status' in ('COMPLETED', 'FAILED')))
-             order by d.id;
+          -- A reorder moves only order_number on thousands of memberships: when no membership
+          -- changed anything else, there is nothing to diff (one plain comparison per row; the
+          -- jsonb diff below costs about 50 us a row, a second per reorder of 10,000). Every
+          -- column of group_memberships but id, community_id, order_number, created_at and
+          -- modified_at is compared: a new column belongs in both lists.
+          -- (EXCEPT, not a join: the planner knows nothing of transition tables and would loop.)
+          -- (Its own statement: plpgsql plans it for the memberships table only.)
+          if resource = 'group_membership' then
+            diffed := exists (
+              select n.id, n.title, n.role, n.external_id, n.member_id, n.group_id from new_rows n
+              except
+              select o.id, o.title, o.role, o.external_id, o.member_id, o.group_id from old_rows o);
+          end if;
+          if diffed then
+            -- Each row as jsonb once; rows where only ignored columns changed (a reorder moves
+            -- only order_number on thousands of rows) are dropped before the per-key diff.
+            with pairs as materialized (
+              select n.community_id, n.id, to_jsonb(n) as nj, to_jsonb(o) as oj
+                from new_rows n join old_rows o on o.id = n.id
+            ),
+            diff as (
+              select p.community_id, p.id, p.nj,
+                     array(select distinct event_field(e.key) from jsonb_each(p.nj) e
+                            where e.value is distinct from p.oj -> e.key and e.key <> all (ignored)
+                            order by 1) as changes
+                from pairs p
+               -- (a membership whose order alone changed is announced by the one reordered event below)
+               where (p.nj - unnoticed) is distinct from (p.oj - unnoticed)
+            )
+            insert into event_staging (community_id, type, record_id, changes)
+              select d.community_id,
+                     case
+                       when resource = 'notification' and d.nj ->> 'status' = 'SENT' and 'status' = any (d.changes) then 'notification.sent'
+                       when resource = 'import_job' and d.nj ->> 'status' = 'COMPLETED' then 'import_job.completed'
+                       when resource = 'import_job' and d.nj ->> 'status' = 'FAILED' then 'import_job.failed'
+                       else resource || '.updated'
+                     end,
+                     d.id, d.changes
+                from diff d
+               where cardinality(d.changes) > 0
+                 -- a reorder is one event per group (below), not one per membership
+                 and not (resource = 'group_membership' and d.changes = array['orderNumber'])
+                 -- an import's progress counters are not events; its outcome is
+                 and not (resource = 'import_job' and not ('status' = any (d.changes) and d.nj ->> 'status' in ('COMPLETED', 'FAILED')))
+               order by d.id;
+          end if;
           if resource = 'group_membership' then
             insert into event_staging (community_id, type, record_id, data)
               select n.community_id, 'group_membership.reordered', n.group_id, jsonb_build_object('groupId', n.group_id)
