@@ -3,8 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
 
 /**
- * Named (prepared) statements through the ORM's own pool: the hot reads (src/db/lean.ts,
- * pagesPerOwner in src/db/sql.ts) and the idempotency statements.
+ * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
+ * and the idempotency statements (pagesPerOwner in src/db/sql.ts selects `m.*` and stays
+ * unprepared: a column added by a migration would break its cached statements).
  *
  * MikroORM's `em.execute(sql, params)` inlines every parameter into fresh SQL text
  * (`platform.formatQuery`), so PostgreSQL parses and plans each call afresh. A named pg
