@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import { Client as PgClient } from 'pg';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { startService, type ServiceProcess } from './helpers/process';
 import { sleep } from './helpers/jobs';
@@ -147,6 +148,32 @@ describe('GraphQL subscriptions across instances', () => {
     expect(subs[0].received.length).toBe(2);
     for (const s of subs) expect(s.errors).toEqual([]);
     await Promise.all(subs.map((s) => s.client.dispose()));
+  });
+
+  it('instances with subscribers register as listeners; without a notification, the poll still delivers', async () => {
+    const sql = (text: string) => app.runtime.orm.em.fork().getConnection().execute(text);
+    const t: Tenant = await app.tenant();
+    const sub = subscribe(services[0].url, t.key);
+    await sub.ready;
+    await sleep(300);
+    // both service processes have registered (they had subscribers in the test above or this one)
+    expect((await sql("select count(*)::int as n from event_listeners where seen_at > now() - interval '2 minutes'"))[0].n).toBeGreaterThanOrEqual(1);
+    // Nobody listening, as far as the commit trigger knows: no NOTIFY is sent for this write,
+    // and the subscriber gets the event from the hub's periodic read.
+    const listener = new PgClient({ connectionString: inject('databaseUrl') });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => notified.push(String(n.payload)));
+    await listener.query('listen community_events');
+    await sql('delete from event_listeners');
+    const created = await call(services[1].url, t.key, 'POST', '/groups', { name: 'Unannounced' });
+    for (const until = Date.now() + 10_000; Date.now() < until && !sub.received.length; ) await sleep(50);
+    expect(sub.received.map((e) => [e.type, e.data.id])).toEqual([['group.created', created.body.id]]);
+    // (a hub renews its entry every 30 s: only while none has, the write must not have notified)
+    if ((await sql('select count(*)::int as n from event_listeners'))[0].n === 0) expect(notified).toEqual([]);
+    await listener.end();
+    expect(sub.errors).toEqual([]);
+    await sub.client.dispose();
   });
 
   it('an unknown key is refused at connection; a key without events:read gets FORBIDDEN', async () => {

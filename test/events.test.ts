@@ -112,6 +112,26 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(events[5].data).toEqual({ id: ids[0], externalId: null, groupId: group.id });
   });
 
+  it('a membership update is one event with its changes; a member changed in name and values at once is one event', async () => {
+    const group = await post('/groups', { name: 'Trio' });
+    const member = await post('/members', { externalId: 'trio-a' });
+    const field = await post('/additional_fields', { name: 'Instrument', type: 'TEXT' });
+    const [membership] = (await app.http.post(`/api/v1/groups/${group.id}/memberships/_bulk`).set(auth(t)).send({ groupMemberships: [{ memberId: member.id }] })).body;
+    const before = await feed();
+    const patched = await app.http.patch(`/api/v1/groups/${group.id}/memberships/${membership.id}`).set(auth(t)).send({ title: 'Cello' });
+    expect(patched.status).toBe(204);
+    const both = await app.http.patch(`/api/v1/members/${member.id}`).set(auth(t)).send({ firstName: 'Cy', additionalFields: [{ id: field.id, value: 'cello' }] });
+    expect(both.status).toBe(204);
+    const events = await newEvents(t, before);
+    expect(events.map((e) => e.type)).toEqual(['group_membership.updated', 'member.updated']);
+    expect(events[0].changes).toEqual(['title']);
+    // (a membership's data names its group too: a deleted one is announced with groupId)
+    const read = (await app.http.get(`/api/v1/groups/${group.id}/memberships/${membership.id}`).set(auth(t))).body;
+    expect(events[0].data).toEqual({ ...read, groupId: group.id });
+    expect(events[1].changes).toEqual(['additionalFields', 'firstName']);
+    expect(events[1].data).toEqual((await app.http.get(`/api/v1/members/${member.id}`).set(auth(t))).body);
+  });
+
   it('GraphQL writes and additional field values are events too; a member created with values is one event', async () => {
     const gql = gqlWith(app);
     const before = await feed();
@@ -183,7 +203,8 @@ describe('the feed', () => {
     expectProblem(await app.http.get(`/api/v1/events?after=${purged}`).set(auth(t)), 410, '#/query/after');
     // an event past retention that the purge has not reached yet: 410 as well
     const sql = sqlWith(app);
-    await sql("update events set created_at = now() - interval '31 days' where id = ?", [theirs[0].id]);
+    const { idPlace } = await import('../src/modules/events/event.service');
+    await sql("update event_commits set committed_at = now() - interval '31 days' where position = ?", [idPlace(theirs[0].id)!.position]);
     expectProblem(await app.http.get(`/api/v1/events?after=${theirs[0].id}`).set(auth(other)), 410, '#/query/after');
   });
 
@@ -203,12 +224,16 @@ describe('the feed', () => {
     await post('/groups', { name: 'Old' }, tenant);
     const [ev] = await feed(tenant);
     const sql = sqlWith(app);
-    const { firstIdAt, purgeEvents } = await import('../src/modules/events/event.service');
-    const oldId = firstIdAt(new Date(Date.now() - 31 * 86_400_000)).replace(/0{12}$/, '000000000001');
-    await sql("update events set id = ?, created_at = now() - interval '31 days' where id = ?", [oldId, ev.id]);
+    const { idPlace, purgeEvents } = await import('../src/modules/events/event.service');
+    const { position } = idPlace(ev.id)!;
+    // every commit up to this one is made past retention (commit times follow positions)
+    await sql("update event_commits set committed_at = now() - interval '31 days' where position <= ?", [position]);
     const [kept] = await feed(tenant);
     expect(await purgeEvents(app.runtime.orm.em.fork() as never)).toBeGreaterThanOrEqual(1);
-    expect(await sql('select count(*)::int as n from events where id = ?', [oldId])).toEqual([{ n: 0 }]);
+    expect(await sql('select count(*)::int as n from event_commits where position <= ?', [position])).toEqual([{ n: 0 }]);
+    expect(await sql("select count(*)::int as n from events where community_id = ?", [tenant.communityId])).toEqual([{ n: 0 }]);
+    // an after that names a purged event is 410
+    expectProblem(await app.http.get(`/api/v1/events?after=${ev.id}`).set(auth(tenant)), 410, '#/query/after');
     expect(kept).toBeUndefined(); // past retention, the feed already skipped it
     const jobs = await sql("select count(*)::int as n from graphile_worker._private_known_crontabs where identifier = 'events:purge'", []);
     expect(jobs[0].n).toBe(1);

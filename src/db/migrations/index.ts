@@ -7,6 +7,7 @@ import { Migration20261122130000_modified_since } from './Migration2026112213000
 import { Migration20261122131000_idempotency_keys } from './Migration20261122131000_idempotency_keys';
 import { Migration20261122131100_idempotency_headers } from './Migration20261122131100_idempotency_headers';
 import { Migration20261122140000_events } from './Migration20261122140000_events';
+import { Migration20261122150000_events_direct } from './Migration20261122150000_events_direct';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261122131000_idempotency_keys', class: Migration20261122131000_idempotency_keys },
   { name: 'Migration20261122131100_idempotency_headers', class: Migration20261122131100_idempotency_headers },
   { name: 'Migration20261122140000_events', class: Migration20261122140000_events },
+  { name: 'Migration20261122150000_events_direct', class: Migration20261122150000_events_direct },
 ];

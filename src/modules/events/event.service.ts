@@ -18,11 +18,25 @@ export interface EventRow {
 
 export const toEvent = (r: EventRow): Event => ({ id: r.id, type: r.type, createdAt: new Date(r.created_at), data: r.data, changes: r.changes });
 
-/** The millisecond time in an id of UUID version 7 layout (event ids are), else undefined. */
+/** The millisecond time in an id of UUID version 7 layout (the first outbox's event ids), else undefined. */
 function idTime(id: string): number | undefined {
   if (!isId(id) || id[14] !== '7') return undefined;
   return parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 }
+
+/**
+ * The (position, seq) an event id stands for: ids are made from them when read (`event_id` in
+ * the events migration: the position in 48 bits, version 8, then the seq in 60 bits).
+ */
+export function idPlace(id: string): { position: string; seq: string } | undefined {
+  if (!isId(id)) return undefined;
+  const hex = id.replace(/-/g, '').toLowerCase();
+  if (hex.slice(12, 17) !== '80008') return undefined;
+  return { position: BigInt(`0x${hex.slice(0, 12)}`).toString(), seq: BigInt(`0x${hex.slice(17)}`).toString() };
+}
+
+/** The columns of an event as the feed, the hub and the dispatch read it (c: event_commits, e: events). */
+export const EVENT_COLUMNS = 'event_id(c.position, e.seq) as id, e.type, e.created_at, e.data, e.changes, c.position, e.seq';
 
 const cutoff = () => new Date(Date.now() - eventSettings.retentionDays * 86_400_000);
 
@@ -55,24 +69,34 @@ export class EventService {
     let from = { position: '0', seq: '0' };
     if (args.after != null) {
       const gone = () => new AppError('GONE', `after names an event older than the retention period of ${eventSettings.retentionDays} days; read the feed again without after`, [{ path: ['after'], detail: 'the event is no longer kept' }]);
-      const rows: { position: string; seq: string; created_at: Date }[] = isId(args.after)
-        ? await this.em.execute('select position, seq, created_at from events where id = ? and community_id = ? and position is not null', [args.after.toLowerCase(), communityId])
+      const place = idPlace(args.after);
+      const rows: { committed_at: Date; oldest: string | null }[] = place
+        ? await this.em.execute(
+            `select c.committed_at, null as oldest from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = ?
+              where c.community_id = ? and c.position = ?
+             union all select null, coalesce((select min(position) from event_commits), (select last_value + 1 from event_positions))::text`,
+            [place.seq, communityId, place.position],
+          )
         : [];
-      if (!rows.length) {
+      const found = rows.find((r) => r.committed_at != null);
+      if (!found) {
         const time = idTime(args.after);
-        if (time !== undefined && time < cutoff().getTime()) throw gone();
+        const oldest = rows.find((r) => r.oldest != null)?.oldest;
+        // purged: older than anything kept (or an id of the first outbox, made before retention)
+        if ((time !== undefined && time < cutoff().getTime()) || (place && oldest != null && BigInt(place.position) < BigInt(oldest))) throw gone();
         throw invalid([{ path: ['after'], detail: 'after does not name an event of this community' }]);
       }
-      if (new Date(rows[0].created_at) < cutoff()) throw gone();
-      from = rows[0];
+      if (new Date(found.committed_at) < cutoff()) throw gone();
+      from = place!;
     }
     if (!types.length) return { results: [], limit, size: 0, hasNextPage: false, next: null };
     const rows: EventRow[] = await this.em.execute(
-      `select id, type, created_at, data, changes, position, seq from events
-        where community_id = ? and position is not null and (position, seq) > (?::bigint, ?::bigint)
-          and type in (select jsonb_array_elements_text(?::jsonb)) and created_at >= ?
-        order by position, seq limit ?`,
-      [communityId, from.position, from.seq, JSON.stringify(types), cutoff().toISOString(), limit + 1],
+      `select ${EVENT_COLUMNS}
+         from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id
+        where c.community_id = ? and c.position >= ?::bigint and (c.position > ?::bigint or e.seq > ?::bigint)
+          and c.committed_at >= ? and e.type in (select jsonb_array_elements_text(?::jsonb))
+        order by c.position, e.seq limit ?`,
+      [communityId, from.position, from.position, from.seq, cutoff().toISOString(), JSON.stringify(types), limit + 1],
     );
     const hasNextPage = rows.length > limit;
     const results = (hasNextPage ? rows.slice(0, limit) : rows).map(toEvent);
@@ -80,19 +104,21 @@ export class EventService {
   }
 }
 
-/** The smallest event id made at `time`: ids are UUID version 7, time first, so they sort by time. */
-export function firstIdAt(time: Date): string {
-  const hex = time.getTime().toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
-}
-
-/** The scheduled purge: events (by id range, see firstIdAt) and webhook deliveries older than the retention period. */
+/**
+ * The scheduled purge: the commits (and their events) and webhook deliveries older than the
+ * retention period. Positions follow commit time, so everything before the first position
+ * still kept goes. Queue rows of finished transactions (event_pending) go too.
+ */
 export async function purgeEvents(em: EntityManager): Promise<number> {
   const before = cutoff();
   const rows: { n: string }[] = await em.execute(
-    `with gone as (delete from events where id < ?::uuid returning 1) select count(*) as n from gone`,
-    [firstIdAt(before)],
+    `with cut as (select coalesce((select position from event_commits where committed_at >= ? order by position limit 1), 9223372036854775807) as p),
+          gone as (delete from event_commits c using cut where c.position < cut.p returning c.txid, c.community_id),
+          dropped as (delete from events e using gone g where e.txid = g.txid and e.community_id = g.community_id returning 1)
+     select count(*) as n from dropped`,
+    [before.toISOString()],
   );
+  await em.execute('delete from event_pending where txid < pg_snapshot_xmin(pg_current_snapshot())');
   await em.execute('delete from webhook_deliveries where created_at < ?', [before.toISOString()]);
   return Number(rows[0].n);
 }

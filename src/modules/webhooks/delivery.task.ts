@@ -27,24 +27,25 @@ export function sign(secret: string, id: string, timestamp: number, body: string
  * subscribed to the type, event) and queues each. Idempotent: a re-run adds nothing twice.
  */
 export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm }) => {
-  const position = Number((payload as { position: number }).position);
+  const { position, communityId } = payload as { position: number; communityId?: string };
   const em = orm.em.fork() as EntityManager;
   await transaction(em, async (tem) => {
     await tem.execute(
       `with ins as (
          insert into webhook_deliveries (id, community_id, endpoint_id, event_id, type, payload, next_attempt_at, created_at, modified_at)
-         select gen_random_uuid(), e.community_id, w.id, e.id, e.type,
-                json_build_object('id', e.id, 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', e.data, 'changes', e.changes)::text,
+         select gen_random_uuid(), e.community_id, w.id, event_id(c.position, e.seq), e.type,
+                json_build_object('id', event_id(c.position, e.seq), 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', e.data, 'changes', e.changes)::text,
                 now(), now(), now()
-           from events e
+           from event_commits c
+           join events e on e.txid = c.txid and e.community_id = c.community_id
            join webhook_endpoints w on w.community_id = e.community_id and w.enabled
                                    and (w.events @> array[e.type] or w.events @> array['*'])
-          where e.position = ?
+          where c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
           order by e.seq
          on conflict (endpoint_id, event_id) do nothing
          returning id)
        select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
-      [position, DELIVER_WEBHOOK],
+      [Number(position), communityId ?? null, communityId ?? null, DELIVER_WEBHOOK],
     );
   });
 };
