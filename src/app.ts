@@ -179,6 +179,8 @@ export async function createApp(deps: AppDeps) {
           perKey: config.wsMaxSubscriptionsPerKey,
           maxMessageBytes: config.wsMaxMessageBytes,
           initTimeoutMs: config.wsInitTimeoutMs,
+          // A revoked key's open connections close within about twice the key cache's lifetime.
+          keyRecheckMs: Math.max(config.keyCacheTtlMs, 1000),
         },
         format: formatError(logger, !config.graphqlSandbox),
         clientAddress: (request) => {

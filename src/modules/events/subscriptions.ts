@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Gate, GateOutcome } from '../../auth/gate';
 import { createContext } from '../../context';
+import { KEY_REVOKED, keyEvents } from '../../auth/key-cache';
 import { KINDS } from '../../errors/classify';
 import { documentLimitRules, type QueryLimits } from '../../graphql/limits';
 import { nulError } from '../../graphql/nul-check';
@@ -21,6 +22,8 @@ export interface SubscriptionLimits {
   perKey: number;
   maxMessageBytes: number;
   initTimeoutMs: number;
+  /** How often the key of every open connection is checked again (a revoked key's connections close). */
+  keyRecheckMs: number;
 }
 
 export interface SubscriptionDeps {
@@ -119,6 +122,22 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: limits.maxMessageBytes });
   const formatted = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
 
+  // Open connections, checked again every keyRecheckMs (through the gate and its key cache, so
+  // mostly without SQL): a key revoked or gone closes its sockets with 4403 and their
+  // subscriptions end. A revocation on this instance closes them at once.
+  const open = new Map<Connection, Extra['socket']>();
+  const recheck = async () => {
+    for (const [conn, socket] of open) {
+      const outcome = await gate.admit(conn.apiKey, conn.address, false).catch(() => undefined);
+      if (outcome && !outcome.ok && (outcome.code === 'FORBIDDEN' || outcome.code === 'UNAUTHENTICATED')) socket.close(CloseCode.Forbidden, outcome.detail);
+    }
+  };
+  const rechecks = setInterval(() => void recheck(), limits.keyRecheckMs).unref();
+  const revoked = (keyId: string) => {
+    for (const [conn, socket] of open) if (conn.keyId === keyId) socket.close(CloseCode.Forbidden, 'The API key has been revoked');
+  };
+  keyEvents.on(KEY_REVOKED, revoked);
+
   /** `connection_init`: the key is checked (not charged); a refusal closes the socket with the reason. */
   const connect = async (extra: Extra & { conn?: Connection }, apiKey: unknown): Promise<boolean> => {
     if (typeof apiKey !== 'string' || apiKey === '') return false;
@@ -130,6 +149,7 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
     }
     if (outcome.caller?.kind !== 'key') return false;
     extra.conn = { apiKey, keyId: outcome.caller.keyId, address, live: new Set() };
+    open.set(extra.conn, extra.socket);
     return true;
   };
 
@@ -196,7 +216,10 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
         if (ctx.extra.conn) slots.release(ctx.extra.conn, payload);
       },
       onClose: (ctx) => {
-        if (ctx.extra.conn) slots.releaseAll(ctx.extra.conn);
+        if (ctx.extra.conn) {
+          slots.releaseAll(ctx.extra.conn);
+          open.delete(ctx.extra.conn);
+        }
       },
       // The same presentation as over HTTP: codes, no internals, no "Did you mean" without the IDE.
       onError: (_ctx, _id, _payload, errors) => formatted(errors),
@@ -213,6 +236,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   wss.on('error', (err) => deps.logger.warn({ err: err.message }, 'websocket server error'));
   return {
     async close() {
+      clearInterval(rechecks);
+      keyEvents.off(KEY_REVOKED, revoked);
       await cleanup.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
