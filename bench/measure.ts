@@ -3,7 +3,7 @@ import { paced } from './paced';
 import { graphqlBody, type LoadOp } from './ops';
 import type { Server } from './proc';
 
-export const ARMS = ['rest', 'graphql', 'raw', 'postgraphile4', 'postgraphile5', 'uncapped', 'redis'] as const;
+export const ARMS = ['rest', 'graphql', 'raw', 'postgraphile4', 'postgraphile5', 'uncapped', 'redis', 'nojit'] as const;
 export type Arm = (typeof ARMS)[number];
 /** The service's arms and its yardstick; the peers (PostGraphile) answer only the ops with a `peer` document. */
 export const OWN_ARMS = ['rest', 'graphql', 'raw'] as const satisfies readonly Arm[];
@@ -13,9 +13,10 @@ export const isPeer = (a: Arm): boolean => (PEER_ARMS as readonly Arm[]).include
  * Variants of the service, each the REST route of a second service process measured in the
  * same rounds (issue 12): `uncapped` runs without the production heap flags ("the heap flags
  * cost no throughput"), `redis` with REDIS_URL (the rate-limit statement in Redis instead of
- * PostgreSQL). Like the peers they serve only the hot list page (the ops with a `peer` document).
+ * PostgreSQL), `nojit` with GRAPHQL_JIT=false (the route documents on graphql-js's execute instead of
+ * compiled by graphql-jit). Like the peers they serve only the hot list page (the ops with a `peer` document).
  */
-export const VARIANT_ARMS = ['uncapped', 'redis'] as const satisfies readonly Arm[];
+export const VARIANT_ARMS = ['uncapped', 'redis', 'nojit'] as const satisfies readonly Arm[];
 const HOT_ONLY_ARMS: readonly Arm[] = [...PEER_ARMS, ...VARIANT_ARMS];
 /** The arms that serve `op`. */
 export const armsOf = (op: LoadOp, arms: readonly Arm[]): Arm[] => arms.filter((a) => !HOT_ONLY_ARMS.includes(a) || op.peer !== undefined);

@@ -184,7 +184,7 @@ function peerSection(r: BenchResults): string[] {
   }
   const ratios: string[][] = [];
   for (const l of withPeers) {
-    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped'], ['redis', 'rest']];
+    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped'], ['redis', 'rest'], ['rest', 'nojit']];
     for (const [a, b] of pairs) {
       if (!l.arms[a].rps.length || !l.arms[b].rps.length) continue;
       ratios.push([l.op.label, `${a} / ${b}`, ratio(pairedRatio(l, a, b), 1), ratio(l.arms[a].cpuMsMedian, l.arms[b].cpuMsMedian)]);
@@ -194,7 +194,7 @@ function peerSection(r: BenchResults): string[] {
     '## Against PostGraphile (issue 12)',
     '',
     'The same page from every arm, measured interleaved with the others (the peers take their turn in the same rounds). ' +
-      '`uncapped` and `redis` are the REST route of second service processes without the heap flags and with REDIS_URL (rate limits in Redis). ' +
+      '`uncapped`, `redis` and `nojit` are the REST route of second service processes without the heap flags, with REDIS_URL (rate limits in Redis), and with GRAPHQL_JIT=false (graphql-js execute instead of graphql-jit). ' +
       'p99 loaded: autocannon\'s p99 at saturation, median over the rounds. The peers do no authentication and no rate limiting; the service and raw do both.',
     '',
     ...table(['Operation', 'Arm', 'Node', 'req/s', 'CPU ms/req', 'PG CPU ms/req', 'p99 loaded (ms)', 'half rate p50 / p99 (ms)'], rows),

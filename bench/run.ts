@@ -138,6 +138,7 @@ async function main() {
         (await reachable(redisUrl))
           ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { REDIS_URL: redisUrl }, note: `REDIS_URL=${redisUrl} (rate limits in Redis)` }
           : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
+      nojit: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { GRAPHQL_JIT: 'false' }, note: 'GRAPHQL_JIT=false (route documents on graphql-js execute)' }),
     };
     for (const arm of VARIANT_ARMS) {
       if (!arms.includes(arm) || !ops.some((op) => op.peer)) continue;

@@ -125,7 +125,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl }));
+  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);

@@ -14,6 +14,8 @@ export interface Config {
   authFailuresPerWindow: number;
   authFailureWindowSeconds: number;
   graphqlSandbox: boolean;
+  /** REST route documents compiled by graphql-jit (false: graphql-js's execute, the escape hatch). */
+  graphqlJit: boolean;
   logLevel: string;
   dbPoolMax: number;
   /** Pool connections one caller (key or operator) may hold at once (src/db/caller-budget.ts). */
@@ -114,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 300, 1, 1_000_000),
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 900, 1, 86_400),
     graphqlSandbox: bool(env, 'GRAPHQL_SANDBOX', true),
+    graphqlJit: bool(env, 'GRAPHQL_JIT', true),
     logLevel,
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     dbConnectionsPerCaller: int(env, 'DB_CONNECTIONS_PER_CALLER', 4, 1, 200),
