@@ -80,7 +80,7 @@ export async function createApp(deps: AppDeps) {
     maxDirectives: config.graphqlMaxDirectives,
     maxTokens: config.graphqlMaxTokens,
   };
-  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits);
+  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits, config.graphqlJit);
   await apollo.start();
 
   const app = express();

@@ -6,6 +6,7 @@ import { appErrorOf } from '../errors/app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
 import { queryLimitRules, type QueryLimits } from './limits';
+import { jitGateway } from './jit';
 import { nulError } from './nul-check';
 
 /**
@@ -40,7 +41,9 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
       async willSendResponse({ response }) {
         if (response.body.kind !== 'single') return;
         const { errors, data } = response.body.singleResult;
-        if (errors?.length && !data && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
+        // (graphql-js answers data: null; graphql-jit may keep the root fields, each null)
+        const nothing = !data || Object.values(data).every((v) => v == null);
+        if (errors?.length && nothing && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
           response.http.status = KINDS.UNAVAILABLE.status;
           response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
         }
@@ -61,7 +64,7 @@ const refuseNul: ApolloServerPlugin<Context> = {
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits): ApolloServer<Context> {
+export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits, jit = true): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
     refuseNul,
     unavailableAs503,
@@ -71,7 +74,8 @@ export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boo
     ApolloServerPluginLandingPageDisabled(),
   ];
   return new ApolloServer<Context>({
-    schema,
+    // Execution by graphql-jit, documents compiled once (src/graphql/jit.ts); GRAPHQL_JIT=false: graphql-js.
+    ...(jit ? { gateway: jitGateway(schema) } : { schema }),
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
     formatError: formatError(logger, !sandbox),

@@ -11,25 +11,11 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { compileQuery, isCompiledQuery } from 'graphql-jit';
-import { execute, type ExecutionResult } from 'graphql';
+import { compileDocument, type RunDocument } from '../graphql/jit';
 import type { RouteSpec } from './route';
 
-/** A route document ready to run: compiled by graphql-jit once at boot (see `compiled`). */
-export type RunDocument = (contextValue: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
-
-/**
- * Compiles a validated document into one function (graphql-jit): the execution plan (fields,
- * arguments, variable coercion, result shape) is built once instead of walked per request by
- * graphql-js's generic executor. The resolvers, and with them every business rule and
- * authorization check, are the schema's own. A document graphql-jit cannot compile runs on
- * graphql-js's `execute`, as before.
- */
-export function compiled(schema: GraphQLSchema, document: DocumentNode, jit = true): RunDocument {
-  const query = jit ? compileQuery(schema, document) : undefined;
-  if (query && isCompiledQuery(query)) return (contextValue, variables) => query.query(undefined, contextValue, variables);
-  return (contextValue, variables) => execute({ schema, document, contextValue, variableValues: variables });
-}
+/** A route's document, compiled once at boot by graphql-jit (src/graphql/jit.ts; GRAPHQL_JIT=false: graphql-js). */
+export const compiled = (schema: GraphQLSchema, document: DocumentNode, jit = true): RunDocument => compileDocument(schema, document, undefined, jit);
 
 export interface CompiledRoute extends RouteSpec {
   parsed: DocumentNode;
