@@ -187,7 +187,7 @@ async function main() {
     let events: BenchResults['events'];
     if (!only || only.includes('events')) {
       log('events: outbox on/off, webhook delivery rate');
-      events = await timeEvents(service.url, key, seeded, db.url, env('BENCH_EVENTS_GROUP_REPS', 20), env('BENCH_EVENTS_BULK_REPS', 3));
+      events = await timeEvents(service.url, key, seeded, db.url, env('BENCH_EVENTS_GROUP_REPS', 100), env('BENCH_EVENTS_BULK_REPS', 10));
       log(`events: POST /groups ${events.groupPost.onMedian.toFixed(1)} vs ${events.groupPost.offMedian.toFixed(1)} ms; bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
