@@ -34,11 +34,12 @@ describe('GraphQL execution through graphql-jit', () => {
       { query: 'query($l: Int) { groups(limit: $l) { size } }', variables: { l: 'many' } },
     ];
     for (const body of requests) {
-      for (let i = 0; i < 2; i++) {
-        // twice: the second answer comes from the compiled document kept in the LRU
+      for (let i = 0; i < 3; i++) {
+        // three times: graphql-js's answer first, then the document compiled on its second
+        // sight, then the compiled document kept in the LRU
         const [a, b] = await Promise.all([gql(jit, t, body), gql(plain, u, body)]);
         expect(a.status, JSON.stringify(body)).toBe(b.status);
-        if (body.query.startsWith('mutation M') && i === 1) continue; // the repeat is a 409 on both, compared below
+        if (body.query.startsWith('mutation M') && i > 0) continue; // the repeats are a 409 on both
         expect(shape(a.body), JSON.stringify(body)).toEqual(shape(b.body));
       }
     }
