@@ -14,7 +14,7 @@ export interface Config {
   authFailuresPerWindow: number;
   authFailureWindowSeconds: number;
   graphqlSandbox: boolean;
-  /** REST route documents compiled by graphql-jit (false: graphql-js's execute, the escape hatch). */
+  /** REST and /graphql execute through graphql-jit (false: graphql-js's execute, the escape hatch). */
   graphqlJit: boolean;
   logLevel: string;
   dbPoolMax: number;

@@ -41,7 +41,7 @@ const unavailableAs503: ApolloServerPlugin<Context> = {
       async willSendResponse({ response }) {
         if (response.body.kind !== 'single') return;
         const { errors, data } = response.body.singleResult;
-        // (graphql-js answers data: null; graphql-jit may keep the root fields, each null)
+        // Nothing answered: data null, or every root field null (a nullable root field that failed).
         const nothing = !data || Object.values(data).every((v) => v == null);
         if (errors?.length && nothing && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
           response.http.status = KINDS.UNAVAILABLE.status;

@@ -11,11 +11,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { compileDocument, type RunDocument } from '../graphql/jit';
 import type { RouteSpec } from './route';
-
-/** A route's document, compiled once at boot by graphql-jit (src/graphql/jit.ts; GRAPHQL_JIT=false: graphql-js). */
-export const compiled = (schema: GraphQLSchema, document: DocumentNode, jit = true): RunDocument => compileDocument(schema, document, undefined, jit);
 
 export interface CompiledRoute extends RouteSpec {
   parsed: DocumentNode;

@@ -10,7 +10,8 @@ import { internalProblem, problem, problemBody, sendClassified, sendProblem, typ
 import type { Logger } from '../logger';
 import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
-import { compiled, compileRoutes, type CompiledRoute } from './compile';
+import { compileRoutes, type CompiledRoute } from './compile';
+import { compileDocument } from '../graphql/jit';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { cursorLinks, listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
@@ -128,8 +129,9 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     const parsers = route.body ? [jsonBody, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
-    const run = compiled(deps.schema, etag ? withEtagSelection(route.parsed) : route.parsed, deps.jit ?? true);
-    const runVersion = etag ? compiled(deps.schema, versionOnly(route.parsed), deps.jit ?? true) : undefined;
+    // Compiled once, here at boot (graphql-jit unless GRAPHQL_JIT=false).
+    const run = compileDocument(deps.schema, etag ? withEtagSelection(route.parsed) : route.parsed, undefined, deps.jit ?? true);
+    const runVersion = etag ? compileDocument(deps.schema, versionOnly(route.parsed), undefined, deps.jit ?? true) : undefined;
     const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
 
     /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */

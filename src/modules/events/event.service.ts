@@ -70,20 +70,19 @@ export class EventService {
     if (args.after != null) {
       const gone = () => new AppError('GONE', `after names an event older than the retention period of ${eventSettings.retentionDays} days; read the feed again without after`, [{ path: ['after'], detail: 'the event is no longer kept' }]);
       const place = idPlace(args.after);
-      const rows: { committed_at: Date; oldest: string | null }[] = place
+      // One statement: when the event's transaction committed, and the oldest position kept.
+      const [found]: { committed_at: Date | null; oldest: string }[] = place
         ? await this.em.execute(
-            `select c.committed_at, null as oldest from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = ?
-              where c.community_id = ? and c.position = ?
-             union all select null, coalesce((select min(position) from event_commits), (select last_value + 1 from event_positions))::text`,
+            `select (select c.committed_at from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = ?
+                      where c.community_id = ? and c.position = ?) as committed_at,
+                    coalesce((select min(position) from event_commits), (select last_value + 1 from event_positions))::text as oldest`,
             [place.seq, communityId, place.position],
           )
         : [];
-      const found = rows.find((r) => r.committed_at != null);
-      if (!found) {
+      if (!found?.committed_at) {
         const time = idTime(args.after);
-        const oldest = rows.find((r) => r.oldest != null)?.oldest;
         // purged: older than anything kept (or an id of the first outbox, made before retention)
-        if ((time !== undefined && time < cutoff().getTime()) || (place && oldest != null && BigInt(place.position) < BigInt(oldest))) throw gone();
+        if ((time !== undefined && time < cutoff().getTime()) || (place && found && BigInt(place.position) < BigInt(found.oldest))) throw gone();
         throw invalid([{ path: ['after'], detail: 'after does not name an event of this community' }]);
       }
       if (new Date(found.committed_at) < cutoff()) throw gone();
