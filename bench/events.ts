@@ -7,9 +7,21 @@ import type { Seeded } from './seed';
 
 /** The outbox's cost and the webhook delivery rate (docs/events.md); reported, not asserted. */
 export interface EventsBench {
-  groupPost: { onMs: number[]; offMs: number[]; onMedian: number; offMedian: number };
-  bulk: { onMs: number[]; offMs: number[]; onMedian: number; offMedian: number };
+  groupPost: Paired;
+  bulk: Paired;
+  /** PostgreSQL time in the outbox's functions per request (pg_stat_user_functions), when it could be read. */
+  inDatabase?: { groupPostUs: number; bulkUs: number; functions: { name: string; calls: number; selfUs: number }[] };
   delivery: { events: number; seconds: number; perSecond: number };
+}
+
+/** Requests with the outbox on and off, by round (rounds alternate on, off, on, ...). */
+export interface Paired {
+  onMs: number[];
+  offMs: number[];
+  onMedian: number;
+  offMedian: number;
+  /** Median over the pairs of rounds (on, then off) of on / off - 1: the machine's slow drift cancels out. */
+  pairedOverhead: number;
 }
 
 const TRIGGERS = ['groups', 'group_memberships', 'members', 'additional_fields', 'notifications', 'import_jobs', 'member_field_values'].flatMap((t) =>
@@ -37,17 +49,85 @@ async function ok(url: string, req: HttpRequest): Promise<{ ms: number; text: st
   return res;
 }
 
+/** The overhead of each pair of rounds (median of each round's requests), and their median. */
+function paired(onMs: number[], offMs: number[], onRounds: number[][], offRounds: number[][]): Paired {
+  const ratios = onRounds.map((on, i) => median(on) / median(offRounds[i]) - 1);
+  return { onMs, offMs, onMedian: median(onMs), offMedian: median(offMs), pairedOverhead: median(ratios) };
+}
+
+type FunctionTimes = Record<string, { calls: number; selfMs: number }>;
+
+async function functionTimes(db: Client): Promise<FunctionTimes> {
+  const { rows } = await db.query(`select funcname, calls, self_time from pg_stat_user_functions where funcname like 'events\\_%'`);
+  return Object.fromEntries(rows.map((r) => [r.funcname, { calls: Number(r.calls), selfMs: Number(r.self_time) }]));
+}
+
+// A backend reports its function statistics within about 10 s of going idle (PGSTAT_IDLE_INTERVAL).
+const STATS_FLUSH_MS = 11_000;
+
+/**
+ * The outbox's own time in PostgreSQL, measured where it runs (the service's connections, its
+ * caches as cold as between real requests): with track_functions = 'pl', the self time of
+ * the capture and commit functions over `groupReps` POST /groups and `bulkReps` bulks.
+ * Undefined when the server does not let the bench change track_functions (not a superuser).
+ */
+async function timeInDatabase(url: string, key: string, s: Seeded, dbUrl: string, groupReps: number, bulkReps: number): Promise<EventsBench['inDatabase']> {
+  const db = new Client({ connectionString: dbUrl });
+  await db.connect();
+  try {
+    try {
+      await db.query(`alter system set track_functions = 'pl'`);
+      await db.query('select pg_reload_conf()');
+    } catch {
+      return undefined;
+    }
+    const delta = (a: FunctionTimes, b: FunctionTimes) =>
+      Object.entries(b).map(([name, v]) => ({ name, calls: v.calls - (a[name]?.calls ?? 0), selfUs: (v.selfMs - (a[name]?.selfMs ?? 0)) * 1000 }));
+    const total = (d: { calls: number; selfUs: number }[]) => d.reduce((t, f) => t + f.selfUs, 0);
+    for (let i = 0; i < WARM_POSTS; i++) await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time warm ${i}` }) });
+    await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
+    const t0 = await functionTimes(db);
+    for (let i = 0; i < groupReps; i++) await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time ${i}` }) });
+    await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
+    const t1 = await functionTimes(db);
+    for (let i = 0; i < bulkReps; i++) {
+      const group = JSON.parse((await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time bulk ${i}` }) })).text).id;
+      await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body: JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-time-${i}`)) });
+    }
+    await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
+    const t2 = await functionTimes(db);
+    const posts = delta(t0, t1);
+    // A backend's statistics are reported together (calls and time), so a request's share is
+    // the time over the calls reported of the function called once per request.
+    const perPost = (posts.find((f) => f.name === 'events_capture_groups')?.calls ?? 0) || 1;
+    const bulks = delta(t1, t2);
+    const perBulk = (bulks.find((f) => f.name === 'events_capture_group_memberships')?.calls ?? 0) || 1;
+    // Each bulk also created its group: that POST's share is taken off.
+    const groupPostUs = total(posts) / perPost;
+    return {
+      groupPostUs,
+      bulkUs: total(bulks) / perBulk - groupPostUs,
+      functions: posts.filter((f) => f.calls > 0).map((f) => ({ name: f.name, calls: f.calls, selfUs: f.selfUs / f.calls })),
+    };
+  } finally {
+    await db.query('alter system reset track_functions').catch(() => undefined);
+    await db.query('select pg_reload_conf()').catch(() => undefined);
+    await db.end();
+  }
+}
+
 /**
  * Paired runs with the outbox on and off (alternating, the same requests): `groupReps`
  * sequential POST /groups and `bulkReps` bulks of 1,000 memberships. Then the delivery rate:
  * one bulk of 1,000 memberships with a webhook endpoint on a local receiver.
  */
 export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: string, groupReps: number, bulkReps: number): Promise<EventsBench> {
-  const groupPost = { onMs: [] as number[], offMs: [] as number[] };
-  const bulk = { onMs: [] as number[], offMs: [] as number[] };
+  const groupPost = { onMs: [] as number[], offMs: [] as number[], on: [] as number[][], off: [] as number[][] };
+  const bulk = { onMs: [] as number[], offMs: [] as number[], on: [] as number[][], off: [] as number[][] };
   try {
     for (let round = 0; round < 2 * bulkReps; round++) {
       const on = round % 2 === 0;
+      const posts: number[] = [];
       await outbox(dbUrl, on);
       // Switching the triggers (ALTER TABLE) drops every connection's cached plans: PostgreSQL
       // then plans the trigger's statements afresh for each of the pool's connections, five
@@ -55,16 +135,20 @@ export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: str
       // are not measured, so the steady state is (the pool has 10 connections).
       for (let i = 0; i < WARM_POSTS + groupReps; i++) {
         const r = await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox ${round} ${i}` }) });
-        if (i >= WARM_POSTS) (on ? groupPost.onMs : groupPost.offMs).push(r.ms);
+        if (i >= WARM_POSTS) posts.push(r.ms);
       }
+      (on ? groupPost.onMs : groupPost.offMs).push(...posts);
+      (on ? groupPost.on : groupPost.off).push(posts);
       const group = JSON.parse((await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox bulk ${round}` }) })).text).id;
       const body = JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-${round}`));
       const r = await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body });
       (on ? bulk.onMs : bulk.offMs).push(r.ms);
+      (on ? bulk.on : bulk.off).push([r.ms]);
     }
   } finally {
     await outbox(dbUrl, true);
   }
+  const inDatabase = await timeInDatabase(url, key, s, dbUrl, groupReps, Math.min(bulkReps, 5));
 
   // Delivery throughput: 1,000 events to a local receiver that answers 204 at once.
   let received = 0;
@@ -91,8 +175,9 @@ export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: str
     await ok(url, { method: 'DELETE', path: `/api/v1/webhook_endpoints/${endpoint.id}`, headers: json(key) });
     const seconds = ((received ? last : Date.now()) - started) / 1000;
     return {
-      groupPost: { ...groupPost, onMedian: median(groupPost.onMs), offMedian: median(groupPost.offMs) },
-      bulk: { ...bulk, onMedian: median(bulk.onMs), offMedian: median(bulk.offMs) },
+      groupPost: paired(groupPost.onMs, groupPost.offMs, groupPost.on, groupPost.off),
+      bulk: paired(bulk.onMs, bulk.offMs, bulk.on, bulk.off),
+      inDatabase,
       delivery: { events: received, seconds, perSecond: received / seconds },
     };
   } finally {

@@ -188,7 +188,7 @@ async function main() {
     if (!only || only.includes('events')) {
       log('events: outbox on/off, webhook delivery rate');
       events = await timeEvents(service.url, key, seeded, db.url, env('BENCH_EVENTS_GROUP_REPS', 100), env('BENCH_EVENTS_BULK_REPS', 10));
-      log(`events: POST /groups ${events.groupPost.onMedian.toFixed(1)} vs ${events.groupPost.offMedian.toFixed(1)} ms; bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
+      log(`events: POST /groups ${events.groupPost.onMedian.toFixed(2)} vs ${events.groupPost.offMedian.toFixed(2)} ms (paired ${(events.groupPost.pairedOverhead * 100).toFixed(1)}%); bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms (paired ${(events.bulk.pairedOverhead * 100).toFixed(1)}%); in PostgreSQL ${Math.round(events.inDatabase?.groupPostUs ?? NaN)} us / ${((events.inDatabase?.bulkUs ?? NaN) / 1000).toFixed(1)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
     const safety = !only || only.includes('safety') ? await timeSafety(service.url, key, seeded, settings.safetyReps) : [];
