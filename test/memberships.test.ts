@@ -250,4 +250,12 @@ describe('GET /api/v1/groups/{groupIdentifier}/memberships', () => {
     expect(res.body).toMatchObject({ results: [], size: 0 });
     expect(theirs.id).not.toBe(group.id);
   });
+
+  it('a page past the end of an existing group is 200 with no results, not 404 (the group is looked up in the page\'s statement)', async () => {
+    const res = await app.http.get(url(group.id, '?skip=50&limit=5')).set(auth()).expect(200);
+    expect(res.body).toMatchObject({ results: [], size: 0, skip: 50, limit: 5 });
+    const byExt = await app.http.get(url(group.externalId!, '?groupsKey=externalId&skip=3')).set(auth()).expect(200);
+    expect(byExt.body).toMatchObject({ results: [], size: 0 });
+    expect((await app.http.get(url(group.externalId!, '?groupsKey=externalId&skip=2')).set(auth()).expect(200)).body.size).toBe(1);
+  });
 });

@@ -86,17 +86,19 @@ function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): 
   return `t."${col}"`;
 }
 
-export async function leanPage<T extends object>(
+/** The page's statement: `where` is equality on properties, `linked` raw filters with no parameter. */
+function pageStatement(
   em: EntityManager,
-  entity: EntityClass<T>,
-  where: Partial<Record<keyof T & string, string>>,
+  entity: EntityClass<object>,
+  where: Record<string, string>,
   window: PageWindow,
   join?: LeanJoin,
-): Promise<Page<T>> {
+  linked: string[] = [],
+): { sql: string; params: unknown[] } {
   const { limit, skip, orderBy } = window;
-  const shape = shapeOf(em, entity as EntityClass<object>);
-  const column = (prop: string) => columnOf(shape, entity as EntityClass<object>, prop);
-  const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+  const shape = shapeOf(em, entity);
+  const column = (prop: string) => columnOf(shape, entity, prop);
+  const filters = [...Object.keys(where).map((prop) => `${column(prop)} = ?`), ...linked];
   const params: unknown[] = Object.values(where);
   if (window.modifiedSince) {
     filters.push(`${column('modifiedAt')} >= ?`);
@@ -106,7 +108,52 @@ export async function leanPage<T extends object>(
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const from = join ? `${shape.table} ${join.join}` : shape.table;
   const select = join ? `${shape.select}, ${join.select}` : shape.select;
-  const sql = `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
-  const rows = await preparedRows(em, sql, [...params, limit + 1, skip]);
-  return toPage(rows as T[], limit, skip);
+  return { sql: `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`, params: [...params, limit + 1, skip] };
+}
+
+export async function leanPage<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: Partial<Record<keyof T & string, string>>,
+  window: PageWindow,
+  join?: LeanJoin,
+): Promise<Page<T>> {
+  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, join);
+  const rows = await preparedRows(em, sql, params);
+  return toPage(rows as T[], window.limit, window.skip);
+}
+
+/** The record a child page belongs to (a group's memberships), addressed by its id. */
+export interface LeanParent {
+  entity: EntityClass<object>;
+  id: string;
+  communityId: string;
+  /** The child's property that holds the parent's id. */
+  via: string;
+}
+
+/**
+ * A page of a parent's children with the parent's existence checked in the SAME statement
+ * (one round trip instead of two: docs/performance.md, "Levers, measured"); null when the
+ * community has no such parent. The parent row drives a lateral join: no parent, no row; a
+ * parent without children, one row of nulls; one outer row, so the rows keep the page's order.
+ * The page is filtered on the id as a parameter, not on the parent row's column: PostgreSQL
+ * then plans with the value (a 10,000-member group gets its index scan, where a join column
+ * is planned for the average group: a hash join over every membership, 10x dearer).
+ */
+export async function leanChildPage<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  parent: LeanParent,
+  where: Partial<Record<keyof T & string, string>>,
+  window: PageWindow,
+  join?: LeanJoin,
+): Promise<Page<T> | null> {
+  const ps = shapeOf(em, parent.entity);
+  const page = pageStatement(em, entity as EntityClass<object>, { ...where, [parent.via]: parent.id } as Record<string, string>, window, join);
+  const sql = `select page.* from (select t."id" from ${ps.table} where t."id" = ? and t."community_id" = ?) parent
+     left join lateral (${page.sql}) page on true`;
+  const rows = await preparedRows<{ id: string | null }>(em, sql, [parent.id, parent.communityId, ...page.params]);
+  if (!rows.length) return null;
+  return toPage((rows[0].id == null ? [] : rows) as unknown as T[], window.limit, window.skip);
 }

@@ -1,6 +1,6 @@
 import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
-import { leanPage, type LeanJoin } from '../../db/lean';
+import { leanChildPage, leanPage, type LeanJoin } from '../../db/lean';
 
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,7 +9,7 @@ import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { bulkSizeIssues, rejectInvalid, under } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
-import type { Group } from '../groups/group.entity';
+import { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
 import { insertMemberships, membershipIssues } from './membership.create';
 import { GroupMembership, MembershipRole } from './membership.entity';
@@ -39,6 +39,13 @@ export class GroupMembershipService {
 
   async list(communityId: string, groupRef: RecordRef, args: GroupMembershipListArgs): Promise<Page<GroupMembership>> {
     const window = pageWindow(args); // bad arguments are a 400 before any lookup
+    const where = refWhere(groupRef, 'groupRef');
+    if (where && 'id' in where) {
+      // By id: the group's existence is checked in the page's own statement (one round trip).
+      const page = await leanChildPage(this.em, GroupMembership, { entity: Group, id: where.id, communityId, via: 'groupId' }, { communityId }, window, MEMBER_EXTERNAL_ID);
+      if (!page) throw notFound('Group');
+      return page;
+    }
     const group = await findGroup(this.em, communityId, groupRef);
     // The member's externalId comes with the page: no per-row lookup for memberExternalId.
     return leanPage(this.em, GroupMembership, { communityId, groupId: group.id }, window, MEMBER_EXTERNAL_ID);
