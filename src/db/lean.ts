@@ -11,10 +11,15 @@ interface LeanShape {
   columns: Map<string, string>;
 }
 
-/** Extra columns from joined tables, e.g. a membership's member externalId. */
-export interface LeanJoin {
+/**
+ * Extra columns of a page, e.g. a membership's member externalId: `select` is evaluated on the
+ * page's rows only (alias `p`, columns named as the entity's properties), after the ORDER BY,
+ * LIMIT and OFFSET. Not a join in the page: PostgreSQL prices a probe of the other table's
+ * index above a scan of all of it, and for a page of a small group chose to hash-join every
+ * member of the community (2.4 ms against 0.2-0.7 ms with 10,000 members, growing with them).
+ */
+export interface LeanExtra {
   select: string;
-  join: string;
 }
 
 const VERSIONED = new Set<string>(['groups', 'members', 'group_memberships', 'additional_fields'] satisfies VersionedTable[]);
@@ -92,7 +97,7 @@ function pageStatement(
   entity: EntityClass<object>,
   where: Record<string, string>,
   window: PageWindow,
-  join?: LeanJoin,
+  extra?: LeanExtra,
   linked: string[] = [],
 ): { sql: string; params: unknown[] } {
   const { limit, skip, orderBy } = window;
@@ -106,9 +111,9 @@ function pageStatement(
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const from = join ? `${shape.table} ${join.join}` : shape.table;
-  const select = join ? `${shape.select}, ${join.select}` : shape.select;
-  return { sql: `select ${select} from ${from} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`, params: [...params, limit + 1, skip] };
+  const page = `select ${shape.select} from ${shape.table} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
+  // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
+  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: [...params, limit + 1, skip] };
 }
 
 export async function leanPage<T extends object>(
@@ -116,9 +121,9 @@ export async function leanPage<T extends object>(
   entity: EntityClass<T>,
   where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
-  join?: LeanJoin,
+  extra?: LeanExtra,
 ): Promise<Page<T>> {
-  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, join);
+  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra);
   const rows = await preparedRows(em, sql, params);
   return toPage(rows as T[], window.limit, window.skip);
 }
@@ -147,10 +152,10 @@ export async function leanChildPage<T extends object>(
   parent: LeanParent,
   where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
-  join?: LeanJoin,
+  extra?: LeanExtra,
 ): Promise<Page<T> | null> {
   const ps = shapeOf(em, parent.entity);
-  const page = pageStatement(em, entity as EntityClass<object>, { ...where, [parent.via]: parent.id } as Record<string, string>, window, join);
+  const page = pageStatement(em, entity as EntityClass<object>, { ...where, [parent.via]: parent.id } as Record<string, string>, window, extra);
   const sql = `select page.* from (select t."id" from ${ps.table} where t."id" = ? and t."community_id" = ?) parent
      left join lateral (${page.sql}) page on true`;
   const rows = await preparedRows<{ id: string | null }>(em, sql, [parent.id, parent.communityId, ...page.params]);

@@ -1,6 +1,6 @@
 import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
-import { leanChildPage, leanPage, type LeanJoin } from '../../db/lean';
+import { leanChildPage, leanPage, type LeanExtra } from '../../db/lean';
 
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -22,9 +22,8 @@ import type {
 } from './membership.inputs';
 import { reorder } from './membership.order';
 
-const MEMBER_EXTERNAL_ID: LeanJoin = {
-  select: 'mem.external_id as "memberExternalId"',
-  join: 'join members mem on mem.id = t.member_id',
+const MEMBER_EXTERNAL_ID: LeanExtra = {
+  select: '(select mem.external_id from members mem where mem.id = p."memberId") as "memberExternalId"',
 };
 
 /** Backstop for writers that bypass the pre-checks; the pre-checks give the precise pointers. */
