@@ -91,19 +91,18 @@ function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): 
   return `t."${col}"`;
 }
 
-/** The page's statement: `where` is equality on properties, `linked` raw filters with no parameter. */
+/** The page's statement: `where` is equality on properties. */
 function pageStatement(
   em: EntityManager,
   entity: EntityClass<object>,
   where: Record<string, string>,
   window: PageWindow,
   extra?: LeanExtra,
-  linked: string[] = [],
 ): { sql: string; params: unknown[] } {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity);
   const column = (prop: string) => columnOf(shape, entity, prop);
-  const filters = [...Object.keys(where).map((prop) => `${column(prop)} = ?`), ...linked];
+  const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const params: unknown[] = Object.values(where);
   if (window.modifiedSince) {
     filters.push(`${column('modifiedAt')} >= ?`);
@@ -140,11 +139,11 @@ export interface LeanParent {
 /**
  * A page of a parent's children with the parent's existence checked in the SAME statement
  * (one round trip instead of two: docs/performance.md, "Levers, measured"); null when the
- * community has no such parent. The parent row drives a lateral join: no parent, no row; a
- * parent without children, one row of nulls; one outer row, so the rows keep the page's order.
- * The page is filtered on the id as a parameter, not on the parent row's column: PostgreSQL
- * then plans with the value (a 10,000-member group gets its index scan, where a join column
- * is planned for the average group: a hash join over every membership, 10x dearer).
+ * community has no such parent. The parent row is left-joined to the page: no parent, no row;
+ * a parent without children, one row of nulls; one outer row, so the rows keep the page's
+ * order. The page filters on the id as a parameter, not on the parent row's column:
+ * PostgreSQL then plans with the value (a 10,000-member group gets its index scan, where a
+ * join column is planned for the average group: a hash join over every membership).
  */
 export async function leanChildPage<T extends object>(
   em: EntityManager,
