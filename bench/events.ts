@@ -51,6 +51,12 @@ async function ok(url: string, req: HttpRequest): Promise<{ ms: number; text: st
   return res;
 }
 
+/** POST /groups with this name: the request's time and the new group's id. */
+async function postGroup(url: string, key: string, name: string): Promise<{ ms: number; id: string }> {
+  const res = await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name }) });
+  return { ms: res.ms, id: JSON.parse(res.text).id };
+}
+
 /** The overhead of each pair of rounds (median of each round's requests), and their median. */
 function paired(onMs: number[], offMs: number[], onRounds: number[][], offRounds: number[][]): Paired {
   const ratios = onRounds.map((on, i) => median(on) / median(offRounds[i]) - 1);
@@ -86,14 +92,14 @@ async function timeInDatabase(url: string, key: string, s: Seeded, dbUrl: string
     const delta = (a: FunctionTimes, b: FunctionTimes) =>
       Object.entries(b).map(([name, v]) => ({ name, calls: v.calls - (a[name]?.calls ?? 0), selfUs: (v.selfMs - (a[name]?.selfMs ?? 0)) * 1000 }));
     const total = (d: { calls: number; selfUs: number }[]) => d.reduce((t, f) => t + f.selfUs, 0);
-    for (let i = 0; i < WARM_POSTS; i++) await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time warm ${i}` }) });
+    for (let i = 0; i < WARM_POSTS; i++) await postGroup(url, key, `Outbox time warm ${i}`);
     await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
     const t0 = await functionTimes(db);
-    for (let i = 0; i < groupReps; i++) await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time ${i}` }) });
+    for (let i = 0; i < groupReps; i++) await postGroup(url, key, `Outbox time ${i}`);
     await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
     const t1 = await functionTimes(db);
     for (let i = 0; i < bulkReps; i++) {
-      const group = JSON.parse((await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox time bulk ${i}` }) })).text).id;
+      const group = (await postGroup(url, key, `Outbox time bulk ${i}`)).id;
       await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body: JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-time-${i}`)) });
     }
     await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
@@ -137,14 +143,14 @@ export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: str
       // times each before it settles on a generic plan. WARM_POSTS requests after a switch
       // are not measured, so the steady state is (the pool has 10 connections).
       for (let i = 0; i < WARM_POSTS + groupReps; i++) {
-        const r = await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox ${round} ${i}` }) });
+        const r = await postGroup(url, key, `Outbox ${round} ${i}`);
         if (i >= WARM_POSTS) posts.push(r.ms);
       }
       (on ? groupPost.onMs : groupPost.offMs).push(...posts);
       (on ? groupPost.on : groupPost.off).push(posts);
       const bulks: number[] = [];
       for (let b = 0; b < BULKS_PER_ROUND; b++) {
-        const group = JSON.parse((await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: `Outbox bulk ${round} ${b}` }) })).text).id;
+        const group = (await postGroup(url, key, `Outbox bulk ${round} ${b}`)).id;
         const body = JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-${round}-${b}`));
         bulks.push((await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body })).ms);
       }
@@ -174,7 +180,7 @@ export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: str
     const endpoint = JSON.parse(
       (await ok(url, { method: 'POST', path: '/api/v1/webhook_endpoints', headers: json(key), body: JSON.stringify({ url: `http://127.0.0.1:${port}/bench`, events: ['group_membership.created'] }) })).text,
     );
-    const group = JSON.parse((await ok(url, { method: 'POST', path: '/api/v1/groups', headers: json(key), body: JSON.stringify({ name: 'Delivery bench' }) })).text).id;
+    const group = (await postGroup(url, key, 'Delivery bench')).id;
     const started = Date.now();
     await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body: JSON.stringify(bulkBody(s.memberIds, 1000, 'delivery')) });
     for (const end = Date.now() + 300_000; received < 1000 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));

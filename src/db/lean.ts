@@ -131,15 +131,14 @@ export async function leanPage<T extends object>(
 export interface LeanParent {
   entity: EntityClass<object>;
   id: string;
-  communityId: string;
   /** The child's property that holds the parent's id. */
   via: string;
 }
 
 /**
- * A page of a parent's children with the parent's existence checked in the SAME statement
- * (one round trip instead of two: docs/performance.md, "Levers, measured"); null when the
- * community has no such parent. The parent row is left-joined to the page: no parent, no row;
+ * A page of the community's children of a parent, with the parent's existence checked in the
+ * SAME statement (one round trip instead of two: docs/performance.md, "Levers, measured");
+ * null when the community has no such parent. The parent row is left-joined to the page: no parent, no row;
  * a parent without children, one row of nulls; one outer row, so the rows keep the page's
  * order. The page filters on the id as a parameter, not on the parent row's column:
  * PostgreSQL then plans with the value (a 10,000-member group gets its index scan, where a
@@ -148,16 +147,16 @@ export interface LeanParent {
 export async function leanChildPage<T extends object>(
   em: EntityManager,
   entity: EntityClass<T>,
+  communityId: string,
   parent: LeanParent,
-  where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
   extra?: LeanExtra,
 ): Promise<Page<T> | null> {
   const ps = shapeOf(em, parent.entity);
-  const page = pageStatement(em, entity as EntityClass<object>, { ...where, [parent.via]: parent.id } as Record<string, string>, window, extra);
+  const page = pageStatement(em, entity as EntityClass<object>, { communityId, [parent.via]: parent.id }, window, extra);
   const sql = `select page.* from (select t."id" from ${ps.table} where t."id" = ? and t."community_id" = ?) parent
-     left join lateral (${page.sql}) page on true`;
-  const rows = await preparedRows<{ id: string | null }>(em, sql, [parent.id, parent.communityId, ...page.params]);
+     left join (${page.sql}) page on true`;
+  const rows = await preparedRows<{ id: string | null }>(em, sql, [parent.id, communityId, ...page.params]);
   if (!rows.length) return null;
   return toPage((rows[0].id == null ? [] : rows) as unknown as T[], window.limit, window.skip);
 }

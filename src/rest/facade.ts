@@ -1,6 +1,6 @@
 import { DeadlockException } from '@mikro-orm/core';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { GraphQLList, getNullableType, type GraphQLSchema } from 'graphql';
+import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { createContext, type Caller } from '../context';
@@ -130,8 +130,9 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
     // Compiled once, here at boot (graphql-jit unless GRAPHQL_JIT=false).
-    const run = compileDocument(deps.schema, etag ? withEtagSelection(route.parsed) : route.parsed, undefined, deps.jit ?? true);
-    const runVersion = etag ? compileDocument(deps.schema, versionOnly(route.parsed), undefined, deps.jit ?? true) : undefined;
+    const compile = (document: DocumentNode) => compileDocument(deps.schema, document, undefined, deps.jit ?? true);
+    const run = compile(etag ? withEtagSelection(route.parsed) : route.parsed);
+    const runVersion = etag ? compile(versionOnly(route.parsed)) : undefined;
     const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
 
     /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */

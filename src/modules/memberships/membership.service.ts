@@ -41,7 +41,7 @@ export class GroupMembershipService {
     const where = refWhere(groupRef, 'groupRef');
     if (where && 'id' in where) {
       // By id: the group's existence is checked in the page's own statement (one round trip).
-      const page = await leanChildPage(this.em, GroupMembership, { entity: Group, id: where.id, communityId, via: 'groupId' }, { communityId }, window, MEMBER_EXTERNAL_ID);
+      const page = await leanChildPage(this.em, GroupMembership, communityId, { entity: Group, id: where.id, via: 'groupId' }, window, MEMBER_EXTERNAL_ID);
       if (!page) throw notFound('Group');
       return page;
     }
