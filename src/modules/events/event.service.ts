@@ -106,7 +106,7 @@ export class EventService {
 /**
  * The scheduled purge: the commits (and their events) and webhook deliveries older than the
  * retention period. Positions follow commit time, so everything before the first position
- * still kept goes. Queue rows of finished transactions (event_pending) go too.
+ * still kept goes.
  */
 export async function purgeEvents(em: EntityManager): Promise<number> {
   const before = cutoff();
@@ -117,7 +117,6 @@ export async function purgeEvents(em: EntityManager): Promise<number> {
      select count(*) as n from dropped`,
     [before.toISOString()],
   );
-  await em.execute('delete from event_pending where txid < pg_snapshot_xmin(pg_current_snapshot())');
   await em.execute('delete from webhook_deliveries where created_at < ?', [before.toISOString()]);
   return Number(rows[0].n);
 }
