@@ -10,6 +10,11 @@ export interface BenchDatabase {
   label: string;
   /** CPU ms of the whole PostgreSQL server so far (embedded only: its processes are ours to read). */
   cpuMs?: () => number;
+  /**
+   * A copy of the database as it is now (CREATE DATABASE ... TEMPLATE: nothing may be connected
+   * to it), dropped with it; undefined where the bench cannot create databases.
+   */
+  twin(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -60,7 +65,16 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
     url,
     label,
     cpuMs: embedded ? () => treeCpuMs(postmaster) : undefined,
+    async twin() {
+      if (!created) return undefined;
+      await adminQuery(adminUrl!, `drop database if exists "${name}_twin" with (force)`);
+      await adminQuery(adminUrl!, `create database "${name}_twin" template "${name}"`);
+      const twin = new URL(url);
+      twin.pathname = `/${name}_twin`;
+      return twin.toString();
+    },
     async close() {
+      if (created) await adminQuery(adminUrl!, `drop database if exists "${name}_twin" with (force)`).catch(() => undefined);
       if (created) await adminQuery(adminUrl!, `drop database if exists "${name}" with (force)`).catch(() => undefined);
       await embedded?.stop();
     },

@@ -12,16 +12,25 @@ export interface EventsBench {
   /** PostgreSQL time in the outbox's functions per request (pg_stat_user_functions), when it could be read. */
   inDatabase?: { groupPostUs: number; bulkUs: number; functions: { name: string; calls: number; selfUs: number }[] };
   delivery: { events: number; seconds: number; perSecond: number };
+  /** Whether on and off ran side by side (two services, requests interleaved) or in alternating rounds. */
+  interleaved?: boolean;
 }
 
-/** Requests with the outbox on and off, by round (rounds alternate on, off, on, ...). */
+/** Requests with the outbox on and off (see timeEvents for how they are paired). */
 export interface Paired {
   onMs: number[];
   offMs: number[];
   onMedian: number;
   offMedian: number;
-  /** Median over the pairs of rounds (on, then off) of on / off - 1: the machine's slow drift cancels out. */
+  /** Median over the pairs of rounds of (median on / median off - 1): the machine's slow drift cancels out. */
   pairedOverhead: number;
+}
+
+/** A service and its database: the outbox's triggers are switched in the database. */
+export interface EventsTarget {
+  url: string;
+  key: string;
+  dbUrl: string;
 }
 
 const TRIGGERS = ['groups', 'group_memberships', 'members', 'additional_fields', 'notifications', 'import_jobs', 'member_field_values'].flatMap((t) =>
@@ -57,9 +66,11 @@ async function postGroup(url: string, key: string, name: string): Promise<{ ms: 
   return { ms: res.ms, id: JSON.parse(res.text).id };
 }
 
-/** The overhead of each pair of rounds (median of each round's requests), and their median. */
-function paired(onMs: number[], offMs: number[], onRounds: number[][], offRounds: number[][]): Paired {
-  const ratios = onRounds.map((on, i) => median(on) / median(offRounds[i]) - 1);
+/** Each pair's overhead (median of its on requests over the median of its off ones) and their median. */
+function paired(pairs: { on: number[]; off: number[] }[]): Paired {
+  const onMs = pairs.flatMap((p) => p.on);
+  const offMs = pairs.flatMap((p) => p.off);
+  const ratios = pairs.map((p) => median(p.on) / median(p.off) - 1);
   return { onMs, offMs, onMedian: median(onMs), offMedian: median(offMs), pairedOverhead: median(ratios) };
 }
 
@@ -125,42 +136,58 @@ async function timeInDatabase(url: string, key: string, s: Seeded, dbUrl: string
 }
 
 /**
- * Paired runs with the outbox on and off (alternating, the same requests), `bulkReps` rounds
- * per state: each round `groupReps` sequential POST /groups and BULKS_PER_ROUND bulks of 1,000
- * memberships. Then the delivery rate:
- * one bulk of 1,000 memberships with a webhook endpoint on a local receiver.
+ * The outbox on and off, `bulkReps` rounds. With a `twin` (a second service over a copy of
+ * the database), both run in every round, one with its outbox on and the other off, roles
+ * swapped each round, and their requests interleave one by one: each round is a pair, measured
+ * in the same instants (the machine's drift, which on a shared 2-core machine moves a median by
+ * 10-20% between rounds, cancels), and the swap cancels any difference between the two
+ * processes or databases. Without a twin (a server where the bench cannot create databases),
+ * rounds alternate on and off on the one service and consecutive rounds make a pair.
+ * Each round, per service: `groupReps` POST /groups and BULKS_PER_ROUND bulks of 1,000
+ * memberships. Then the delivery rate: one bulk of 1,000 memberships with a webhook endpoint
+ * on a local receiver.
  */
-export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: string, groupReps: number, bulkReps: number): Promise<EventsBench> {
-  const groupPost = { onMs: [] as number[], offMs: [] as number[], on: [] as number[][], off: [] as number[][] };
-  const bulk = { onMs: [] as number[], offMs: [] as number[], on: [] as number[][], off: [] as number[][] };
+export async function timeEvents(main: EventsTarget, twin: EventsTarget | undefined, s: Seeded, groupReps: number, bulkReps: number): Promise<EventsBench> {
+  const targets = twin ? [main, twin] : [main];
+  const groupPost: { on: number[]; off: number[] }[] = [];
+  const bulk: { on: number[]; off: number[] }[] = [];
   try {
-    for (let round = 0; round < 2 * bulkReps; round++) {
-      const on = round % 2 === 0;
-      const posts: number[] = [];
-      await outbox(dbUrl, on);
-      // Switching the triggers (ALTER TABLE) drops every connection's cached plans: PostgreSQL
-      // then plans the trigger's statements afresh for each of the pool's connections, five
-      // times each before it settles on a generic plan. WARM_POSTS requests after a switch
-      // are not measured, so the steady state is (the pool has 10 connections).
-      for (let i = 0; i < WARM_POSTS + groupReps; i++) {
-        const r = await postGroup(url, key, `Outbox ${round} ${i}`);
-        if (i >= WARM_POSTS) posts.push(r.ms);
+    for (let round = 0; round < 2 * bulkReps; round += 2) {
+      for (const half of [0, 1]) {
+        // target i has its outbox on when (round + half + i) is even
+        const on = targets.map((_, i) => (round + half + i) % 2 === 0);
+        for (const [i, t] of targets.entries()) await outbox(t.dbUrl, on[i]);
+        // Switching the triggers (ALTER TABLE) drops every connection's cached plans: PostgreSQL
+        // then plans the trigger's statements afresh for each of the pool's connections, five
+        // times each before it settles on a generic plan. WARM_POSTS requests after a switch
+        // are not measured, so the steady state is (the pool has 10 connections).
+        for (let i = 0; i < WARM_POSTS; i++) for (const t of targets) await postGroup(t.url, t.key, `Outbox warm ${round} ${half} ${i}`);
+        if (twin || !half) {
+          groupPost.push({ on: [], off: [] });
+          bulk.push({ on: [], off: [] });
+        }
+        const posts = groupPost[groupPost.length - 1];
+        const bulks = bulk[bulk.length - 1];
+        // one by one, the first of each pair alternating
+        const turn = (k: number) => (k % 2 ? [...targets.keys()].reverse() : [...targets.keys()]);
+        for (let k = 0; k < groupReps; k++) {
+          for (const i of turn(k)) (on[i] ? posts.on : posts.off).push((await postGroup(targets[i].url, targets[i].key, `Outbox ${round} ${half} ${k}`)).ms);
+        }
+        for (let b = 0; b < BULKS_PER_ROUND; b++) {
+          for (const i of turn(b)) {
+            const t = targets[i];
+            const group = (await postGroup(t.url, t.key, `Outbox bulk ${round} ${half} ${b}`)).id;
+            const body = JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-${round}-${half}-${b}`));
+            (on[i] ? bulks.on : bulks.off).push((await ok(t.url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(t.key), body })).ms);
+          }
+        }
       }
-      (on ? groupPost.onMs : groupPost.offMs).push(...posts);
-      (on ? groupPost.on : groupPost.off).push(posts);
-      const bulks: number[] = [];
-      for (let b = 0; b < BULKS_PER_ROUND; b++) {
-        const group = (await postGroup(url, key, `Outbox bulk ${round} ${b}`)).id;
-        const body = JSON.stringify(bulkBody(s.memberIds, 1000, `outbox-${round}-${b}`));
-        bulks.push((await ok(url, { method: 'POST', path: `/api/v1/groups/${group}/memberships/_bulk`, headers: json(key), body })).ms);
-      }
-      (on ? bulk.onMs : bulk.offMs).push(...bulks);
-      (on ? bulk.on : bulk.off).push(bulks);
     }
   } finally {
-    await outbox(dbUrl, true);
+    for (const t of targets) await outbox(t.dbUrl, true);
   }
-  const inDatabase = await timeInDatabase(url, key, s, dbUrl, groupReps, Math.min(bulkReps, 5));
+  const { url, key } = main;
+  const inDatabase = await timeInDatabase(url, key, s, main.dbUrl, groupReps, Math.min(bulkReps, 5));
 
   // Delivery throughput: 1,000 events to a local receiver that answers 204 at once.
   let received = 0;
@@ -187,8 +214,9 @@ export async function timeEvents(url: string, key: string, s: Seeded, dbUrl: str
     await ok(url, { method: 'DELETE', path: `/api/v1/webhook_endpoints/${endpoint.id}`, headers: json(key) });
     const seconds = ((received ? last : Date.now()) - started) / 1000;
     return {
-      groupPost: paired(groupPost.onMs, groupPost.offMs, groupPost.on, groupPost.off),
-      bulk: paired(bulk.onMs, bulk.offMs, bulk.on, bulk.off),
+      groupPost: paired(groupPost),
+      bulk: paired(bulk),
+      interleaved: Boolean(twin),
       inDatabase,
       delivery: { events: received, seconds, perSecond: received / seconds },
     };

@@ -17,7 +17,7 @@ import { seed } from './seed';
 import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
-import { timeEvents } from './events';
+import { timeEvents, type EventsTarget } from './events';
 import { checkPeers, checkSameJson } from './verify';
 import { node24, NODE24_VERSION, nodeVersion, preparePeer, type Peer } from './peers';
 
@@ -102,6 +102,8 @@ async function main() {
     log(`database ${db.label}; seeding`);
     const seeded = await seed(db.url);
     log(`seeded in ${seeded.seconds.toFixed(1)} s`);
+    // The events bench runs a second service over a copy of the seeded database (bench/events.ts).
+    const twinUrl = !only || only.includes('events') ? await db.twin().catch(() => undefined) : undefined;
     const ops = loadOps(seeded).filter((op) => !only || only.includes(op.id));
     log('counting SQL per request in process');
     const sql = await countStatements(db.url, seeded, [...ops, ...sqlOnlyOps(seeded)], await currentOrder(db.url, seeded.bigGroupId));
@@ -187,7 +189,14 @@ async function main() {
     let events: BenchResults['events'];
     if (!only || only.includes('events')) {
       log('events: outbox on/off, webhook delivery rate');
-      events = await timeEvents(service.url, key, seeded, db.url, env('BENCH_EVENTS_GROUP_REPS', 100), env('BENCH_EVENTS_BULK_REPS', 10));
+      let twin: EventsTarget | undefined;
+      if (twinUrl) {
+        const server = await startServer('service-twin', [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...serviceEnv, DATABASE_URL: twinUrl }, path.join(OUT, 'service-twin.log'), serviceNode);
+        servers.push(server);
+        twin = { url: server.url, key: await createKey(server, seeded.communityId), dbUrl: twinUrl };
+      }
+      events = await timeEvents({ url: service.url, key, dbUrl: db.url }, twin, seeded, env('BENCH_EVENTS_GROUP_REPS', 100), env('BENCH_EVENTS_BULK_REPS', 10));
+      if (twin) await servers.pop()!.stop();
       log(`events: POST /groups ${events.groupPost.onMedian.toFixed(2)} vs ${events.groupPost.offMedian.toFixed(2)} ms (paired ${(events.groupPost.pairedOverhead * 100).toFixed(1)}%); bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms (paired ${(events.bulk.pairedOverhead * 100).toFixed(1)}%); in PostgreSQL ${Math.round(events.inDatabase?.groupPostUs ?? NaN)} us / ${((events.inDatabase?.bulkUs ?? NaN) / 1000).toFixed(1)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
