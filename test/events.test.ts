@@ -132,6 +132,40 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(events[1].data).toEqual((await app.http.get(`/api/v1/members/${member.id}`).set(auth(t))).body);
   });
 
+  it('one statement writing two communities commits the events of both; several statements of one transaction share one position', async () => {
+    // No route writes two communities in one statement; the commit trigger must not rely on it
+    // (each statement marks one event per community it wrote: Migration20261123000000_events_lean).
+    const { idPlace } = await import('../src/modules/events/event.service');
+    const sql = sqlWith(app);
+    const other = await app.tenant();
+    const [mine, theirs] = [await feed(), await feed(other)];
+    const names = ['Two communities A', 'Two communities B', 'Two communities C'];
+    await sql(
+      `insert into groups (id, community_id, name, created_at, modified_at)
+       select gen_random_uuid(), c.id, c.name, now(), now() from (values (?::uuid, ?), (?::uuid, ?), (?::uuid, ?)) as c(id, name)`,
+      [t.communityId, names[0], other.communityId, names[1], t.communityId, names[2]],
+    );
+    const [ours, others] = [await newEvents(t, mine), await newEvents(other, theirs)];
+    expect(ours.map((e) => [e.type, e.data.name])).toEqual([['group.created', names[0]], ['group.created', names[2]]]);
+    expect(others.map((e) => [e.type, e.data.name])).toEqual([['group.created', names[1]]]);
+    expect(idPlace(ours[0].id)!.position).toBe(idPlace(ours[1].id)!.position);
+    expect(idPlace(others[0].id)!.position).not.toBe(idPlace(ours[0].id)!.position);
+
+    // two statements in one transaction (a DO block), each writing events of the community
+    const before = await feed();
+    await sql(
+      `do $$ begin
+         insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), '${t.communityId}', 'First statement', now(), now());
+         insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), '${t.communityId}', 'Second statement', now(), now());
+       end $$`,
+      [],
+    );
+    const both = await newEvents(t, before);
+    expect(both.map((e) => e.data.name)).toEqual(['First statement', 'Second statement']);
+    expect(idPlace(both[0].id)!.position).toBe(idPlace(both[1].id)!.position);
+    expect(Number(idPlace(both[1].id)!.seq)).toBeGreaterThan(Number(idPlace(both[0].id)!.seq));
+  });
+
   it('GraphQL writes and additional field values are events too; a member created with values is one event', async () => {
     const gql = gqlWith(app);
     const before = await feed();

@@ -24,7 +24,7 @@ const HEARTBEAT_MS = 30_000;
  * Fans committed events out to this instance's GraphQL subscribers. Every instance with
  * subscribers LISTENs on one PostgreSQL channel and says so in `event_listeners`; the commit
  * trigger NOTIFYs the channel with the transaction's position only while some instance
- * listens (a NOTIFY costs every writing transaction about 25 us, about a quarter of the outbox's cost
+ * listens (a NOTIFY costs every writing transaction about 25 us, a quarter to a third of the outbox's cost
  * per transaction, so none is sent for nobody). An event committed by any instance thereby
  * reaches the subscribers of every instance. On each notification, and every POLL_MS while it
  * has subscribers, the hub reads every event after the last position it read, in commit
