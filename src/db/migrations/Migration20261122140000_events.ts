@@ -1,4 +1,5 @@
 import { Migration } from '@mikro-orm/migrations';
+import { CHANGED_MEMBER_IDS } from './event-capture';
 
 /**
  * The transactional outbox (docs/events.md). Statement-level triggers with transition tables
@@ -193,13 +194,7 @@ export class Migration20261122140000_events extends Migration {
       declare
         ids uuid[];
       begin
-        if TG_OP = 'INSERT' then
-          select array_agg(distinct member_id) into ids from new_rows;
-        elsif TG_OP = 'DELETE' then
-          select array_agg(distinct member_id) into ids from old_rows;
-        else
-          select array_agg(distinct member_id) into ids from (select member_id from new_rows union select member_id from old_rows) c;
-        end if;
+${CHANGED_MEMBER_IDS}
         -- members deleted in this statement (a cascade) are announced as deleted, not updated
         insert into event_staging (community_id, type, record_id, changes)
           select m.community_id, 'member.updated', m.id, array['additionalFields']

@@ -278,6 +278,15 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
       end $$;`;
 }
 
+/** The members whose additional field values the statement changed, into `ids` (every capture of member_field_values since the first). */
+export const CHANGED_MEMBER_IDS = `        if TG_OP = 'INSERT' then
+          select array_agg(distinct member_id) into ids from new_rows;
+        elsif TG_OP = 'DELETE' then
+          select array_agg(distinct member_id) into ids from old_rows;
+        else
+          select array_agg(distinct member_id) into ids from (select member_id from new_rows union select member_id from old_rows) c;
+        end if;`;
+
 /**
  * Additional field values belong to their member: a change is member.updated
  * (additionalFields). A member this transaction already announced (created with its values, or
@@ -298,13 +307,7 @@ function captureValuesFunction(style: CaptureStyle): string {
       declare
         ids uuid[];${pending ? PENDING_VARIABLES.replace('\n        more uuid[];', '') : ''}
       begin
-        if TG_OP = 'INSERT' then
-          select array_agg(distinct member_id) into ids from new_rows;
-        elsif TG_OP = 'DELETE' then
-          select array_agg(distinct member_id) into ids from old_rows;
-        else
-          select array_agg(distinct member_id) into ids from (select member_id from new_rows union select member_id from old_rows) c;
-        end if;
+${CHANGED_MEMBER_IDS}
         if events_written('member') then
           ${writeEvents(
             style,
