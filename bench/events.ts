@@ -136,11 +136,11 @@ async function timeInDatabase(url: string, key: string, s: Seeded, dbUrl: string
 }
 
 /**
- * The outbox on and off, `bulkReps` rounds. With a `twin` (a second service over a copy of
- * the database), both run in every round, one with its outbox on and the other off, roles
+ * The outbox on and off, 2 x `bulkReps` rounds. With a `twin` (a second service over a copy
+ * of the database), both run in every round, one with its outbox on and the other off, roles
  * swapped each round, and their requests interleave one by one: each round is a pair, measured
- * in the same instants (the machine's drift, which on a shared 2-core machine moves a median by
- * 10-20% between rounds, cancels), and the swap cancels any difference between the two
+ * in the same instants (the machine's drift, which on a shared 2-core machine moved a median by
+ * 10-40% between rounds, cancels), and the swap cancels any difference between the two
  * processes or databases. Without a twin (a server where the bench cannot create databases),
  * rounds alternate on and off on the one service and consecutive rounds make a pair.
  * Each round, per service: `groupReps` POST /groups and BULKS_PER_ROUND bulks of 1,000
