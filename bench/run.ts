@@ -118,7 +118,8 @@ async function main() {
     const nodes: Partial<Record<Arm, string>> = {};
     // Private networks allowed: the events bench delivers webhooks to a receiver on 127.0.0.1.
     const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
-    const service = await startServer('service', [...prof, ...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
+    const serviceArgs = [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'];
+    const service = await startServer('service', [...prof, ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
     servers.push(raw);
@@ -189,14 +190,14 @@ async function main() {
     let events: BenchResults['events'];
     if (!only || only.includes('events')) {
       log('events: outbox on/off, webhook delivery rate');
-      let twin: EventsTarget | undefined;
-      if (twinUrl) {
-        const server = await startServer('service-twin', [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'], { ...serviceEnv, DATABASE_URL: twinUrl }, path.join(OUT, 'service-twin.log'), serviceNode);
-        servers.push(server);
-        twin = { url: server.url, key: await createKey(server, seeded.communityId), dbUrl: twinUrl };
-      }
+      const twinServer = twinUrl ? await startServer('service-twin', serviceArgs, { ...serviceEnv, DATABASE_URL: twinUrl }, path.join(OUT, 'service-twin.log'), serviceNode) : undefined;
+      if (twinServer) servers.push(twinServer);
+      const twin: EventsTarget | undefined = twinServer && { url: twinServer.url, key: await createKey(twinServer, seeded.communityId), dbUrl: twinUrl! };
       events = await timeEvents({ url: service.url, key, dbUrl: db.url }, twin, seeded, env('BENCH_EVENTS_GROUP_REPS', 100), env('BENCH_EVENTS_BULK_REPS', 10));
-      if (twin) await servers.pop()!.stop();
+      if (twinServer) {
+        await twinServer.stop(); // measured: the rest of the run has the machine without it
+        servers.splice(servers.indexOf(twinServer), 1);
+      }
       log(`events: POST /groups ${events.groupPost.onMedian.toFixed(2)} vs ${events.groupPost.offMedian.toFixed(2)} ms (paired ${(events.groupPost.pairedOverhead * 100).toFixed(1)}%); bulk ${Math.round(events.bulk.onMedian)} vs ${Math.round(events.bulk.offMedian)} ms (paired ${(events.bulk.pairedOverhead * 100).toFixed(1)}%); in PostgreSQL ${Math.round(events.inDatabase?.groupPostUs ?? NaN)} us / ${((events.inDatabase?.bulkUs ?? NaN) / 1000).toFixed(1)} ms; delivery ${events.delivery.perSecond.toFixed(0)}/s`);
     }
     for (const t of singles) log(`${t.id}: REST ${t.rest.map(Math.round).join(', ')} ms; GraphQL ${t.graphql.map(Math.round).join(', ')} ms ${t.note ?? ''}`);
