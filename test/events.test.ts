@@ -166,18 +166,52 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(Number(idPlace(both[1].id)!.seq)).toBeGreaterThan(Number(idPlace(both[0].id)!.seq));
   });
 
+  it("a membership's events keep it as it was: created and changed in one transaction is one event; a later change of its member does not show", async () => {
+    // Stored typed, its JSON built when read (Migration20261123010000_event_snapshots): what is read
+    // must be the membership at the event, not now.
+    const sql = sqlWith(app);
+    const group = await post('/groups', { name: 'Snapshots' });
+    const member = await post('/members', { externalId: 'snap-before' });
+    const before = await feed();
+    const id = '0b5e8d2c-7c1a-4f0e-9a3b-5d6e7f809112';
+    await sql(
+      `do $$ begin
+         insert into group_memberships (id, community_id, group_id, member_id, title, order_number, created_at, modified_at)
+           values ('${id}', '${t.communityId}', '${group.id}', '${member.id}', 'First', 1, now(), now());
+         update group_memberships set title = 'Second', role = 'ADMIN' where id = '${id}';
+       end $$`,
+      [],
+    );
+    const read = (await app.http.get(`/api/v1/groups/${group.id}/memberships/${id}`).set(auth(t))).body;
+    expect(read).toMatchObject({ title: 'Second', role: 'ADMIN', memberExternalId: 'snap-before' });
+    const [created, ...rest] = await newEvents(t, before);
+    expect(rest).toEqual([]);
+    expect(created.type).toBe('group_membership.created');
+    expect(created.data).toEqual({ ...read, groupId: group.id });
+
+    expect((await app.http.patch(`/api/v1/members/${member.id}`).set(auth(t)).send({ externalId: 'snap-after' })).status).toBe(204);
+    expect((await app.http.patch(`/api/v1/groups/${group.id}/memberships/${id}`).set(auth(t)).send({ title: 'Third' })).status).toBe(204);
+    const later = await newEvents(t, before);
+    expect(later.map((e) => e.type)).toEqual(['group_membership.created', 'member.updated', 'group_membership.updated']);
+    expect(later[0].data).toEqual(created.data);
+    expect(later[2].data).toMatchObject({ title: 'Third', memberExternalId: 'snap-after' });
+    expect(later[2].changes).toEqual(['title']);
+  });
+
   it('GraphQL writes and additional field values are events too; a member created with values is one event', async () => {
     const gql = gqlWith(app);
     const before = await feed();
     const res = await gql('mutation { createGroup(input: { name: "From GraphQL" }) { id } }', {}, t.key);
     expect(res.errors).toBeUndefined();
-    const field = await post('/additional_fields', { name: 'Phone', type: 'TEXT' });
+    const field = await post('/additional_fields', { name: 'Phone', type: 'TEXT', icon: { style: 'REGULAR', unicode: 'f095' } });
     const member = await post('/members', { firstName: 'Bo', additionalFields: [{ id: field.id, value: '123' }] });
     const patch = await app.http.patch(`/api/v1/members/${member.id}`).set(auth(t)).send({ additionalFields: [{ id: field.id, value: '456' }] });
     expect(patch.status).toBe(204);
     const events = await newEvents(t, before);
     expect(events.map((e) => e.type)).toEqual(['group.created', 'additional_field.created', 'member.created', 'member.updated']);
     expect(events[0].data.id).toBe(res.data.createGroup.id);
+    expect(events[1].data).toEqual((await app.http.get(`/api/v1/additional_fields/${field.id}`).set(auth(t))).body);
+    expect(events[1].data.icon).toEqual({ style: 'REGULAR', unicode: 'f095' });
     expect(events[2].data.additionalFields).toEqual([{ id: field.id, value: '123' }]);
     expect(events[3].changes).toContain('additionalFields');
     expect(events[3].data).toEqual((await app.http.get(`/api/v1/members/${member.id}`).set(auth(t))).body);
@@ -197,8 +231,15 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(types).toEqual(expect.arrayContaining(['member.created', 'notification.created', 'notification.sent', 'import_job.created', 'group.created', 'import_job.completed']));
     expect(types.indexOf('import_job.created')).toBeLessThan(types.indexOf('group.created'));
     expect(types.indexOf('group.created')).toBeLessThan(types.indexOf('import_job.completed'));
-    const sent = (await newEvents(t, before)).find((e) => e.type === 'notification.sent')!;
-    expect(sent.data).toMatchObject({ id: expect.any(String), status: 'SENT', receiversCount: 1 });
+    const events = await newEvents(t, before);
+    const sent = events.find((e) => e.type === 'notification.sent')!;
+    // (no route reads a notification back: its data is checked field by field)
+    expect(sent.data).toMatchObject({ id: expect.any(String), title: 'Hi', message: 'Hello', status: 'SENT', receiversCount: 1, cancelledAt: null });
+    expect(sent.data.sentAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    // an import job's data is its record as REST reads it (the REST answer names more)
+    const done = events.find((e) => e.type === 'import_job.completed')!;
+    expect(done.data).toMatchObject({ id: imp.body.id, kind: expect.any(String), status: 'COMPLETED', total: 1, created: 1 });
+    expect((await app.http.get(`/api/v1/import_jobs/${imp.body.id}`).set(auth(t))).body).toMatchObject(done.data);
   });
 });
 

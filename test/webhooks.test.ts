@@ -83,12 +83,16 @@ describe('deliveries', () => {
     const some = await createEndpoint({ url: receiver.url('/some'), events: ['group.created'] }, tenant);
     const group = (await app.http.post('/api/v1/groups').set(auth(tenant)).send({ name: 'Hooked' })).body;
     await app.http.patch(`/api/v1/groups/${group.id}`).set(auth(tenant)).send({ name: 'Hooked 2' });
+    const rest = (await app.http.get(`/api/v1/groups/${group.id}`).set(auth(tenant))).body;
+    // a membership's events keep it typed (Migration20261123010000_event_snapshots): its JSON is built when read
+    const member = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ externalId: 'hooked-member' })).body;
+    const joined = await app.http.post(`/api/v1/groups/${group.id}/memberships/_bulk`).set(auth(tenant)).send({ groupMemberships: [{ memberId: member.id, title: 'Hook' }] });
+    expect(joined.status, JSON.stringify(joined.body)).toBe(201);
     const at = (path: string) => receiver.received.filter((r) => r.path === path);
-    await until('deliveries', async () => at('/all').length >= 2 && at('/some').length >= 1);
+    await until('deliveries', async () => at('/all').length >= 4 && at('/some').length >= 1);
     await sleep(300); // nothing more may arrive at /some
     expect(at('/some').length).toBe(1);
     const feed = (await app.http.get('/api/v1/events').set(auth(tenant))).body.results;
-    const rest = (await app.http.get(`/api/v1/groups/${group.id}`).set(auth(tenant))).body;
     for (const [path, secret] of [['/all', all.secret], ['/some', some.secret]] as const) {
       for (const r of at(path)) {
         const verified = new Webhook(secret).verify(r.body, r.headers) as { id: string };
@@ -100,6 +104,10 @@ describe('deliveries', () => {
     const updated = JSON.parse(at('/all').find((r) => r.body.includes('group.updated'))!.body);
     expect(updated.data).toEqual(rest);
     expect(updated.changes).toEqual(['name']);
+    const membership = JSON.parse(at('/all').find((r) => r.body.includes('group_membership.created'))!.body);
+    const joinedRest = (await app.http.get(`/api/v1/groups/${group.id}/memberships/${joined.body[0].id}`).set(auth(tenant))).body;
+    expect(membership.data).toEqual({ ...joinedRest, groupId: group.id });
+    expect(membership.data).toMatchObject({ memberExternalId: 'hooked-member', title: 'Hook' });
     // a wrong secret does not verify
     expect(() => new Webhook(some.secret).verify(at('/all')[0].body, at('/all')[0].headers)).toThrow();
     const listed = await deliveries(all.id, tenant);
@@ -108,6 +116,8 @@ describe('deliveries', () => {
     expect(listed.map((d) => [d.type, d.status, d.attempts, d.responseStatus]).sort()).toEqual([
       ['group.created', 'SUCCEEDED', 1, 200],
       ['group.updated', 'SUCCEEDED', 1, 200],
+      ['group_membership.created', 'SUCCEEDED', 1, 200],
+      ['member.created', 'SUCCEEDED', 1, 200],
     ]);
   });
 

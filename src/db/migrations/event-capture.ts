@@ -1,43 +1,111 @@
-/**
- * Each audited record's REST shape (as its GET answers), as a SQL expression over a row alias:
- * the one definition the capture triggers (over transition tables) and the in-place refreshes
- * (over the live table) both use. Written inline, not as a function: a transition table's row
- * is an anonymous record (no overloading on it), and an expression costs no call per row.
- */
 const ts = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-export const EVENT_SHAPES: Record<string, (r: string) => string> = {
-  groups: (r) => `json_build_object(
-      'id', ${r}.id, 'externalId', ${r}.external_id, 'name', ${r}.name, 'about', ${r}.about, 'color', ${r}.color,
-      'membershipCount', ${r}.membership_count, 'isVisibleInApp', ${r}.is_visible_in_app, 'state', ${r}.state,
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
-  group_memberships: (r) => `json_build_object(
-      'id', ${r}.id, 'externalId', ${r}.external_id, 'groupId', ${r}.group_id, 'memberId', ${r}.member_id,
-      'memberExternalId', (select mem.external_id from members mem where mem.id = ${r}.member_id),
-      'title', ${r}.title, 'orderNumber', ${r}.order_number, 'role', ${r}.role,
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
-  members: (r) => `json_build_object(
-      'id', ${r}.id, 'externalId', ${r}.external_id, 'firstName', ${r}.first_name, 'lastName', ${r}.last_name,
-      'emailAddress', ${r}.email_address,
-      'additionalFields', coalesce((
+
+/**
+ * Each audited record's REST shape (as its GET answers), as a SQL expression over its fields:
+ * `f(column)` is a field's SQL, read from a row (EVENT_SHAPES: the capture triggers over
+ * transition tables, the in-place refreshes over the live table) or from the record's typed
+ * snapshot (event_data, when an event is read). Written inline, not as a
+ * function: a transition table's row is an anonymous record (no overloading on it), and an
+ * expression costs no call per row.
+ */
+const SHAPES: Record<string, (f: (col: string) => string) => string> = {
+  groups: (f) => `json_build_object(
+      'id', ${f('id')}, 'externalId', ${f('external_id')}, 'name', ${f('name')}, 'about', ${f('about')}, 'color', ${f('color')},
+      'membershipCount', ${f('membership_count')}, 'isVisibleInApp', ${f('is_visible_in_app')}, 'state', ${f('state')},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+  group_memberships: (f) => `json_build_object(
+      'id', ${f('id')}, 'externalId', ${f('external_id')}, 'groupId', ${f('group_id')}, 'memberId', ${f('member_id')},
+      'memberExternalId', ${f('member_external_id')},
+      'title', ${f('title')}, 'orderNumber', ${f('order_number')}, 'role', ${f('role')},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+  members: (f) => `json_build_object(
+      'id', ${f('id')}, 'externalId', ${f('external_id')}, 'firstName', ${f('first_name')}, 'lastName', ${f('last_name')},
+      'emailAddress', ${f('email_address')},
+      'additionalFields', ${f('additional_fields')},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+  additional_fields: (f) => `json_build_object(
+      'id', ${f('id')}, 'name', ${f('name')}, 'placeholder', ${f('placeholder')}, 'type', ${f('type')},
+      'icon', case when ${f('icon_style')} is not null and ${f('icon_unicode')} is not null
+                   then json_build_object('style', ${f('icon_style')}, 'unicode', ${f('icon_unicode')}) end,
+      'isEditableByMember', ${f('is_editable_by_member')}, 'isMandatoryForMember', ${f('is_mandatory_for_member')},
+      'isVisibleInApp', ${f('is_visible_in_app')}, 'orderNumber', ${f('order_number')},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+  notifications: (f) => `json_build_object(
+      'id', ${f('id')}, 'title', ${f('title')}, 'message', ${f('message')}, 'status', ${f('status')}, 'receiversCount', ${f('receivers_count')},
+      'sendAt', ${ts(f('send_at'))}, 'sentAt', ${ts(f('sent_at'))}, 'cancelledAt', ${ts(f('cancelled_at'))},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+  import_jobs: (f) => `json_build_object(
+      'id', ${f('id')}, 'kind', ${f('kind')}, 'status', ${f('status')}, 'total', ${f('total')}, 'processed', ${f('processed')},
+      'created', ${f('created')}, 'updated', ${f('updated')}, 'failed', ${f('failed')},
+      'createdAt', ${ts(f('created_at'))}, 'modifiedAt', ${ts(f('modified_at'))})`,
+};
+
+/**
+ * The typed snapshot of each audited record (Migration20261123010000_event_snapshots): a
+ * composite type holding the fields its shape reads, and the column of `events` that holds it.
+ * An event's record is written as this composite and its JSON built when the event is read
+ * (`event_data`): building JSON for every event written was most of an event's cost
+ * (docs/performance.md, "Typed snapshots"). `derived`: the fields not read from the row itself
+ * (other tables', as they are when the event is written).
+ */
+export interface Snapshot {
+  column: string;
+  type: string;
+  attributes: [name: string, sqlType: string][];
+  derived?: Record<string, (r: string) => string>;
+}
+const TS = 'timestamptz(3)';
+const STAMPS: [string, string][] = [['created_at', TS], ['modified_at', TS]];
+const snapshot = (resource: string, attributes: [string, string][], derived?: Snapshot['derived']): Snapshot => ({
+  column: `${resource}_snapshot`,
+  type: `${resource}_snapshot`,
+  attributes: [['id', 'uuid'], ...attributes, ...STAMPS],
+  derived,
+});
+export const SNAPSHOTS: Record<string, Snapshot> = {
+  groups: snapshot('group', [
+    ['external_id', 'varchar(128)'], ['name', 'varchar(256)'], ['about', 'text'], ['color', 'varchar(7)'],
+    ['membership_count', 'integer'], ['is_visible_in_app', 'boolean'], ['state', 'text'],
+  ]),
+  group_memberships: snapshot(
+    'group_membership',
+    [['external_id', 'varchar(128)'], ['group_id', 'uuid'], ['member_id', 'uuid'], ['member_external_id', 'varchar(128)'], ['title', 'varchar(256)'], ['order_number', 'integer'], ['role', 'text']],
+    { member_external_id: (r) => `(select mem.external_id from members mem where mem.id = ${r}.member_id)` },
+  ),
+  members: snapshot(
+    'member',
+    [['external_id', 'varchar(128)'], ['first_name', 'varchar(256)'], ['last_name', 'varchar(256)'], ['email_address', 'varchar(320)'], ['additional_fields', 'json']],
+    {
+      additional_fields: (r) => `coalesce((
         select json_agg(json_build_object('id', v.field_id, 'value', v.value) order by f.order_number, f.created_at, f.id)
           from member_field_values v join additional_fields f on f.id = v.field_id
-         where v.member_id = ${r}.id), '[]'::json),
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
-  additional_fields: (r) => `json_build_object(
-      'id', ${r}.id, 'name', ${r}.name, 'placeholder', ${r}.placeholder, 'type', ${r}.type,
-      'icon', case when ${r}.icon_style is not null and ${r}.icon_unicode is not null
-                   then json_build_object('style', ${r}.icon_style, 'unicode', ${r}.icon_unicode) end,
-      'isEditableByMember', ${r}.is_editable_by_member, 'isMandatoryForMember', ${r}.is_mandatory_for_member,
-      'isVisibleInApp', ${r}.is_visible_in_app, 'orderNumber', ${r}.order_number,
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
-  notifications: (r) => `json_build_object(
-      'id', ${r}.id, 'title', ${r}.title, 'message', ${r}.message, 'status', ${r}.status, 'receiversCount', ${r}.receivers_count,
-      'sendAt', ${ts(`${r}.send_at`)}, 'sentAt', ${ts(`${r}.sent_at`)}, 'cancelledAt', ${ts(`${r}.cancelled_at`)},
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
-  import_jobs: (r) => `json_build_object(
-      'id', ${r}.id, 'kind', ${r}.kind, 'status', ${r}.status, 'total', ${r}.total, 'processed', ${r}.processed,
-      'created', ${r}.created, 'updated', ${r}.updated, 'failed', ${r}.failed,
-      'createdAt', ${ts(`${r}.created_at`)}, 'modifiedAt', ${ts(`${r}.modified_at`)})`,
+         where v.member_id = ${r}.id), '[]'::json)`,
+    },
+  ),
+  additional_fields: snapshot('additional_field', [
+    ['name', 'varchar(256)'], ['placeholder', 'varchar(256)'], ['type', 'text'], ['icon_style', 'text'], ['icon_unicode', 'varchar(6)'],
+    ['is_editable_by_member', 'boolean'], ['is_mandatory_for_member', 'boolean'], ['is_visible_in_app', 'boolean'], ['order_number', 'integer'],
+  ]),
+  notifications: snapshot('notification', [
+    ['title', 'varchar(256)'], ['message', 'text'], ['status', 'text'], ['receivers_count', 'integer'], ['send_at', TS], ['sent_at', TS], ['cancelled_at', TS],
+  ]),
+  import_jobs: snapshot('import_job', [
+    ['kind', 'text'], ['status', 'text'], ['total', 'integer'], ['processed', 'integer'], ['created', 'integer'], ['updated', 'integer'], ['failed', 'integer'],
+  ]),
+};
+
+/** A field of a row alias `r` of `table`, derived ones included. */
+const rowField = (table: string, r: string) => (col: string) => SNAPSHOTS[table].derived?.[col]?.(r) ?? `${r}.${col}`;
+
+/** Each record's JSON over a row alias (as the capture wrote it before snapshots, and still for history). */
+export const EVENT_SHAPES: Record<string, (r: string) => string> = Object.fromEntries(
+  Object.entries(SHAPES).map(([table, shape]) => [table, (r: string) => shape(rowField(table, r))]),
+);
+
+/** The snapshot of a row alias `r` of `table`, as its composite. */
+export const snapshotOf = (table: string, r: string) => {
+  const s = SNAPSHOTS[table];
+  return `row(${s.attributes.map(([c]) => rowField(table, r)(c)).join(', ')})::${s.type}`;
 };
 
 /** [table, event resource, columns whose change alone is not an update] */
@@ -66,8 +134,11 @@ const dataTypes = (resource: string) =>
  * - 'lean' (Migration20261123000000_events_lean): each insert marks, per statement, one event
  *   of each community it wrote (`opens`); the deferred trigger on events runs for the marked
  *   rows only, and events_commit takes the transaction's position once per community.
+ * - 'snapshot' (Migration20261123010000_event_snapshots): 'lean', and each record is written
+ *   typed, in its snapshot column (SNAPSHOTS), `data` left null; deleted and reordered events
+ *   (a reference, not a record) keep their small JSON in `data`.
  */
-export type CaptureStyle = 'pending' | 'lean';
+export type CaptureStyle = 'pending' | 'lean' | 'snapshot';
 
 /**
  * One insert of events: `select ... from ... order` as the capture writes them, `alias` the row
@@ -85,7 +156,7 @@ interface EventInsert {
 
 /**
  * The statement writing `ins` after the CTEs `ctes` (each "name as (...)"). 'pending': the
- * communities written go into the variable `into`. 'lean': one row of each community in the
+ * communities written go into the variable `into`. 'lean' and 'snapshot': one row of each community in the
  * statement opens the commit trigger. For `all` rows of a transition table that is its first
  * row (and, should one statement ever write several communities, every row of the others: the
  * commit trigger takes each community once), found by an InitPlan and kept in the table's own
@@ -94,7 +165,7 @@ interface EventInsert {
  */
 function writeEvents(style: CaptureStyle, ctes: string[], ins: EventInsert, into = 'comms'): string {
   const order = ins.order ? ` ${ins.order}` : '';
-  if (style === 'lean') {
+  if (style !== 'pending') {
     const a = ins.alias;
     const opens = ins.all
       ? `case when ${a}.id = (select f.id from ${ins.all} f limit 1) or ${a}.community_id <> (select f.community_id from ${ins.all} f limit 1) then true end`
@@ -152,6 +223,10 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
   const membership = resource === 'group_membership';
   const changes = changesOf(ignored);
   const pending = style === 'pending';
+  // Where a record's data goes in its events, and how it is taken from a row alias.
+  const snap = style === 'snapshot' ? SNAPSHOTS[table] : undefined;
+  const dataCol = snap ? snap.column : 'data';
+  const dataOf = (r: string) => (snap ? snapshotOf(table, r) : shape(r));
   const updateType = (d: string) =>
     resource === 'notification'
       ? `case when ${d}.nj ->> 'status' = 'SENT' and 'status' = any (${d}.changes) then 'notification.sent' else 'notification.updated' end`
@@ -178,7 +253,7 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
         diffed boolean := true;${pending ? PENDING_VARIABLES : ''}
       begin
         if TG_OP = 'INSERT' then
-          ${writeEvents(style, [], { cols: 'community_id, type, record_id, data', select: `n.community_id, '${resource}.created', n.id, ${shape('n')}`, from: 'from new_rows n', order: 'order by n.id', alias: 'n', all: 'new_rows' })}
+          ${writeEvents(style, [], { cols: `community_id, type, record_id, ${dataCol}`, select: `n.community_id, '${resource}.created', n.id, ${dataOf('n')}`, from: 'from new_rows n', order: 'order by n.id', alias: 'n', all: 'new_rows' })}
         elsif TG_OP = 'DELETE' then
           ${writeEvents(style, [], {
             cols: 'community_id, type, record_id, data',
@@ -217,7 +292,7 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
                where (p.nj - ${unnoticed}) is distinct from (p.oj - ${unnoticed})
             )`,
               ],
-              { cols: 'community_id, type, record_id, data, changes', select: `d.community_id, ${updateType('d')}, d.id, ${shape('d')}, d.changes`, from: `from diff d where ${announced('d')}`, order: 'order by d.id', alias: 'd' },
+              { cols: `community_id, type, record_id, ${dataCol}, changes`, select: `d.community_id, ${updateType('d')}, d.id, ${dataOf('d')}, d.changes`, from: `from diff d where ${announced('d')}`, order: 'order by d.id', alias: 'd' },
             )}
           elsif diffed then
             -- This transaction announced records of this table before (a member created, then
@@ -232,7 +307,7 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
                 `typed as (select d.*, ${updateType('d')} as event_type from diff d)`,
                 `merged as (
               update events e
-                 set data = ${shape('d')},
+                 set ${dataCol} = ${dataOf('d')},
                      changes = case when e.type = '${resource}.updated' and d.event_type = '${resource}.updated' and cardinality(d.changes) > 0
                                     then array(select distinct x from unnest(e.changes || d.changes) x order by 1) else e.changes end
                 from typed d
@@ -240,8 +315,8 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
               returning e.record_id)`,
               ],
               {
-                cols: 'community_id, type, record_id, data, changes',
-                select: `d.community_id, d.event_type, d.id, ${shape('d')}, d.changes`,
+                cols: `community_id, type, record_id, ${dataCol}, changes`,
+                select: `d.community_id, d.event_type, d.id, ${dataOf('d')}, d.changes`,
                 from: `from typed d
                  where ${announced('d')}
                    and (d.event_type <> '${resource}.updated' or d.id not in (select record_id from merged))`,
@@ -294,9 +369,11 @@ export const CHANGED_MEMBER_IDS = `        if TG_OP = 'INSERT' then
  */
 function captureValuesFunction(style: CaptureStyle): string {
   const pending = style === 'pending';
+  const dataCol = style === 'snapshot' ? SNAPSHOTS.members.column : 'data';
+  const dataOf = (r: string) => (style === 'snapshot' ? snapshotOf('members', r) : EVENT_SHAPES.members(r));
   const updated = (where: string) => ({
-    cols: 'community_id, type, record_id, data, changes',
-    select: `m.community_id, 'member.updated', m.id, ${EVENT_SHAPES.members('m')}, array['additionalFields']`,
+    cols: `community_id, type, record_id, ${dataCol}, changes`,
+    select: `m.community_id, 'member.updated', m.id, ${dataOf('m')}, array['additionalFields']`,
     from: `from members m
                where ${where}`,
     order: 'order by m.id',
@@ -314,7 +391,7 @@ ${CHANGED_MEMBER_IDS}
             [
               `refreshed as (
             update events e
-               set data = ${EVENT_SHAPES.members('m')},
+               set ${dataCol} = ${dataOf('m')},
                    changes = case when e.type = 'member.updated' and not 'additionalFields' = any (e.changes) and m.id = any (ids)
                                   then array(select unnest(e.changes || array['additionalFields']) order by 1) else e.changes end
               from members m
@@ -335,3 +412,19 @@ ${CHANGED_MEMBER_IDS}
 export function captureFunctions(style: CaptureStyle): string[] {
   return [...AUDITED.map(([table, resource, ignored]) => captureFunction(style, table, resource, ignored)), captureValuesFunction(style)];
 }
+
+/**
+ * event_data(data, <snapshot columns>): an event's data as JSON, whichever way it is stored.
+ * An inlined SQL function: its readers (the feed, the hub, the webhook dispatch) call it as
+ * `eventData('e')`, so a new snapshot changes the signature and its callers together.
+ */
+export function eventDataFunction(): string {
+  const snaps = Object.entries(SNAPSHOTS);
+  const params = snaps.map(([, s]) => `, ${s.column} ${s.type}`).join('');
+  const rendered = snaps.map(([table, s]) => `\n          when (${s.column}).id is not null then ${SHAPES[table]((col) => `(${s.column}).${col}`)}`).join('');
+  return `
+      create or replace function event_data(data json${params}) returns json language sql stable as $$
+        select case when data is not null then data${rendered} end
+      $$;`;
+}
+export const eventData = (e: string) => `event_data(${e}.data${Object.values(SNAPSHOTS).map((s) => `, ${e}.${s.column}`).join('')})`;

@@ -5,6 +5,7 @@ import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Event, EventPage } from './event.entity';
 import { EVENT_TYPES, visibleTypes } from './event-types';
 import { eventSettings } from './settings';
+import { eventData } from '../../db/migrations/event-capture';
 
 export interface EventRow {
   id: string;
@@ -36,7 +37,7 @@ export function idPlace(id: string): { position: string; seq: string } | undefin
 }
 
 /** The columns of an event as the feed, the hub and the dispatch read it (c: event_commits, e: events). */
-export const EVENT_COLUMNS = 'event_id(c.position, e.seq) as id, e.type, e.created_at, e.data, e.changes, c.position, e.seq';
+export const EVENT_COLUMNS = `event_id(c.position, e.seq) as id, e.type, e.created_at, ${eventData('e')} as data, e.changes, c.position, e.seq`;
 
 const cutoff = () => new Date(Date.now() - eventSettings.retentionDays * 86_400_000);
 

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
+import { eventData } from '../../db/migrations/event-capture';
 import { eventSettings } from '../events/settings';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 
@@ -34,7 +35,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
       `with ins as (
          insert into webhook_deliveries (id, community_id, endpoint_id, event_id, type, payload, next_attempt_at, created_at, modified_at)
          select gen_random_uuid(), e.community_id, w.id, event_id(c.position, e.seq), e.type,
-                json_build_object('id', event_id(c.position, e.seq), 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', e.data, 'changes', e.changes)::text,
+                json_build_object('id', event_id(c.position, e.seq), 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', ${eventData('e')}, 'changes', e.changes)::text,
                 now(), now(), now()
            from event_commits c
            join events e on e.txid = c.txid and e.community_id = c.community_id
