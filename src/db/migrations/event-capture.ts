@@ -47,6 +47,10 @@ const SHAPES: Record<string, (f: (col: string) => string) => string> = {
  * (`event_data`): building JSON for every event written was most of an event's cost
  * (docs/performance.md, "Typed snapshots"). `derived`: the fields not read from the row itself
  * (other tables', as they are when the event is written).
+ * A new field of a record goes into its SHAPES entry and its attributes here, and a new
+ * migration adds it (`alter type <type> add attribute ...`; the composite's attribute order
+ * must stay the order of `attributes`) and re-creates eventDataFunction() and
+ * captureFunctions('snapshot').
  */
 export interface Snapshot {
   column: string;
