@@ -212,6 +212,11 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(events[0].data.id).toBe(res.data.createGroup.id);
     expect(events[1].data).toEqual((await app.http.get(`/api/v1/additional_fields/${field.id}`).set(auth(t))).body);
     expect(events[1].data.icon).toEqual({ style: 'REGULAR', unicode: 'f095' });
+    // changes name REST fields: two columns of one field are one name, words are camelCased
+    const fieldPatch = await app.http.patch(`/api/v1/additional_fields/${field.id}`).set(auth(t)).send({ icon: { style: 'SOLID', unicode: 'f095' }, isVisibleInApp: false });
+    expect(fieldPatch.status, JSON.stringify(fieldPatch.body)).toBe(204);
+    const [fieldUpdated] = await newEvents(t, events);
+    expect(fieldUpdated).toMatchObject({ type: 'additional_field.updated', changes: ['icon', 'isVisibleInApp'] });
     expect(events[2].data.additionalFields).toEqual([{ id: field.id, value: '123' }]);
     expect(events[3].changes).toContain('additionalFields');
     expect(events[3].data).toEqual((await app.http.get(`/api/v1/members/${member.id}`).set(auth(t))).body);
