@@ -12,6 +12,11 @@ import { SNAPSHOTS, captureFunctions, eventDataFunction } from './event-capture'
  * an event's data calls (feed, subscriptions, webhook dispatch): the same shape over the same
  * values, so an event reads exactly as before. Deleted and reordered events (a reference, not
  * a record) and the events written before this migration keep their JSON in `data`.
+ *
+ * Updates too: an update's `changes` come from comparing the columns one by one
+ * (changedFields over TABLE_COLUMNS) instead of both rows as jsonb, and event_field is one
+ * inlined expression; a captured update of a group cost 846,000 instructions more than
+ * without the outbox, now 477,000.
  */
 export class Migration20261123010000_event_snapshots extends Migration {
   override async up(): Promise<void> {
