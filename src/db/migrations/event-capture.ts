@@ -292,6 +292,10 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
               select n.*, to_jsonb(n) as nj, to_jsonb(o) as oj
                 from new_rows n join old_rows o on o.id = n.id
             )`;
+  // The membership columns whose change is more than a reorder.
+  const reorderKeys = direct
+    ? TABLE_COLUMNS.group_memberships.filter((c) => !['community_id', 'order_number', 'created_at', 'modified_at'].includes(c))
+    : ['id', 'title', 'role', 'external_id', 'member_id', 'group_id'];
   // 'snapshot': each changed row with its changes, compared column by column (a membership whose
   // order alone changed has changes = {orderNumber}, which `announced` leaves out).
   const compared = `diff as (
@@ -317,16 +321,24 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
         else${
           membership
             ? `
-          -- A reorder moves only order_number on thousands of memberships: when no membership
+${
+              direct
+                ? `          -- A reorder moves only order_number on thousands of memberships: when no membership
+          -- changed anything else, there is nothing to diff (one plain comparison per row).
+          -- Compared: every column (TABLE_COLUMNS) but community_id, order_number, created_at
+          -- and modified_at. (EXCEPT, not a join: the planner knows nothing of transition
+          -- tables' contents and would loop.)`
+                : `          -- A reorder moves only order_number on thousands of memberships: when no membership
           -- changed anything else, there is nothing to diff (one plain comparison per row; the
           -- jsonb diff below costs about 50 us a row). Every column of group_memberships but
           -- id, community_id, order_number, created_at and modified_at is compared: a new column
           -- belongs here too. (EXCEPT, not a join: the planner knows nothing of transition
-          -- tables' contents and would loop.)
+          -- tables' contents and would loop.)`
+            }
           diffed := exists (
-            select n.id, n.title, n.role, n.external_id, n.member_id, n.group_id from new_rows n
+            select ${reorderKeys.map((c) => `n.${c}`).join(', ')} from new_rows n
             except
-            select o.id, o.title, o.role, o.external_id, o.member_id, o.group_id from old_rows o);`
+            select ${reorderKeys.map((c) => `o.${c}`).join(', ')} from old_rows o);`
             : ''
         }
           -- Two statements, not one with a flag: folding the merge below into this one (its
