@@ -22,8 +22,8 @@ export class Migration20261123010000_event_snapshots extends Migration {
   override async up(): Promise<void> {
     for (const s of Object.values(SNAPSHOTS)) {
       this.addSql(`
-      create type ${s.type} as (${s.attributes.map(([name, type]) => `${name} ${type}`).join(', ')});
-      alter table events add column ${s.column} ${s.type};`);
+      create type ${s.name} as (${s.attributes.map(([name, type]) => `${name} ${type}`).join(', ')});
+      alter table events add column ${s.name} ${s.name};`);
     }
     this.addSql(eventDataFunction());
     // A changed column's REST name, as before, now one expression (no subquery): inlined where

@@ -43,6 +43,8 @@ const SHAPES: Record<string, (f: (col: string) => string) => string> = {
 /**
  * The typed snapshot of each audited record (Migration20261123010000_event_snapshots): a
  * composite type holding the fields its shape reads, and the column of `events` that holds it.
+ * Text and timestamps without length or precision: the table has checked its values, and a
+ * widened column needs no change here.
  * An event's record is written as this composite and its JSON built when the event is read
  * (`event_data`): building JSON for every event written was most of an event's cost
  * (docs/performance.md, "Typed snapshots"). `derived`: the fields not read from the row itself
@@ -53,32 +55,31 @@ const SHAPES: Record<string, (f: (col: string) => string) => string> = {
  * captureFunctions('snapshot').
  */
 export interface Snapshot {
-  column: string;
-  type: string;
+  /** The composite type's name, and that of its column on `events`. */
+  name: string;
   attributes: [name: string, sqlType: string][];
   derived?: Record<string, (r: string) => string>;
 }
-const TS = 'timestamptz(3)';
+const TS = 'timestamptz';
 const STAMPS: [string, string][] = [['created_at', TS], ['modified_at', TS]];
 const snapshot = (resource: string, attributes: [string, string][], derived?: Snapshot['derived']): Snapshot => ({
-  column: `${resource}_snapshot`,
-  type: `${resource}_snapshot`,
+  name: `${resource}_snapshot`,
   attributes: [['id', 'uuid'], ...attributes, ...STAMPS],
   derived,
 });
 export const SNAPSHOTS: Record<string, Snapshot> = {
   groups: snapshot('group', [
-    ['external_id', 'varchar(128)'], ['name', 'varchar(256)'], ['about', 'text'], ['color', 'varchar(7)'],
+    ['external_id', 'text'], ['name', 'text'], ['about', 'text'], ['color', 'text'],
     ['membership_count', 'integer'], ['is_visible_in_app', 'boolean'], ['state', 'text'],
   ]),
   group_memberships: snapshot(
     'group_membership',
-    [['external_id', 'varchar(128)'], ['group_id', 'uuid'], ['member_id', 'uuid'], ['member_external_id', 'varchar(128)'], ['title', 'varchar(256)'], ['order_number', 'integer'], ['role', 'text']],
+    [['external_id', 'text'], ['group_id', 'uuid'], ['member_id', 'uuid'], ['member_external_id', 'text'], ['title', 'text'], ['order_number', 'integer'], ['role', 'text']],
     { member_external_id: (r) => `(select mem.external_id from members mem where mem.id = ${r}.member_id)` },
   ),
   members: snapshot(
     'member',
-    [['external_id', 'varchar(128)'], ['first_name', 'varchar(256)'], ['last_name', 'varchar(256)'], ['email_address', 'varchar(320)'], ['additional_fields', 'json']],
+    [['external_id', 'text'], ['first_name', 'text'], ['last_name', 'text'], ['email_address', 'text'], ['additional_fields', 'json']],
     {
       additional_fields: (r) => `coalesce((
         select json_agg(json_build_object('id', v.field_id, 'value', v.value) order by f.order_number, f.created_at, f.id)
@@ -87,11 +88,11 @@ export const SNAPSHOTS: Record<string, Snapshot> = {
     },
   ),
   additional_fields: snapshot('additional_field', [
-    ['name', 'varchar(256)'], ['placeholder', 'varchar(256)'], ['type', 'text'], ['icon_style', 'text'], ['icon_unicode', 'varchar(6)'],
+    ['name', 'text'], ['placeholder', 'text'], ['type', 'text'], ['icon_style', 'text'], ['icon_unicode', 'text'],
     ['is_editable_by_member', 'boolean'], ['is_mandatory_for_member', 'boolean'], ['is_visible_in_app', 'boolean'], ['order_number', 'integer'],
   ]),
   notifications: snapshot('notification', [
-    ['title', 'varchar(256)'], ['message', 'text'], ['status', 'text'], ['receivers_count', 'integer'], ['send_at', TS], ['sent_at', TS], ['cancelled_at', TS],
+    ['title', 'text'], ['message', 'text'], ['status', 'text'], ['receivers_count', 'integer'], ['send_at', TS], ['sent_at', TS], ['cancelled_at', TS],
   ]),
   import_jobs: snapshot('import_job', [
     ['kind', 'text'], ['status', 'text'], ['total', 'integer'], ['processed', 'integer'], ['created', 'integer'], ['updated', 'integer'], ['failed', 'integer'],
@@ -109,7 +110,7 @@ export const EVENT_SHAPES: Record<string, (r: string) => string> = Object.fromEn
 /** The snapshot of a row alias `r` of `table`, as its composite. */
 export const snapshotOf = (table: string, r: string) => {
   const s = SNAPSHOTS[table];
-  return `row(${s.attributes.map(([c]) => rowField(table, r)(c)).join(', ')})::${s.type}`;
+  return `row(${s.attributes.map(([c]) => rowField(table, r)(c)).join(', ')})::${s.name}`;
 };
 
 /**
@@ -141,11 +142,11 @@ export const eventField = (col: string) => (col === 'icon_style' || col === 'ico
  * array expression: a plain comparison per column instead of both rows as jsonb and a
  * jsonb_each (docs/performance.md, "Typed snapshots": 300,000 fewer instructions an update).
  */
-export function changedFields(table: string, ignored: string[], n = 'n', o = 'o'): string {
+export function changedFields(table: string, ignored: string[]): string {
   const byName = new Map<string, string[]>();
   for (const col of TABLE_COLUMNS[table].filter((c) => !ignored.includes(c))) byName.set(eventField(col), [...(byName.get(eventField(col)) ?? []), col]);
   const names = [...byName.keys()].sort();
-  const tests = names.map((name) => `case when ${byName.get(name)!.map((c) => `${n}.${c} is distinct from ${o}.${c}`).join(' or ')} then '${name}' end`);
+  const tests = names.map((name) => `case when ${byName.get(name)!.map((c) => `n.${c} is distinct from o.${c}`).join(' or ')} then '${name}' end`);
   return `array_remove(array[${tests.join(',\n                   ')}], null)`;
 }
 
@@ -267,7 +268,7 @@ function captureFunction(style: CaptureStyle, table: string, resource: string, i
   const pending = style === 'pending';
   // Where a record's data goes in its events, and how it is taken from a row alias.
   const snap = style === 'snapshot' ? SNAPSHOTS[table] : undefined;
-  const dataCol = snap ? snap.column : 'data';
+  const dataCol = snap ? snap.name : 'data';
   const dataOf = (r: string) => (snap ? snapshotOf(table, r) : shape(r));
   // 'snapshot': an update's changes come from comparing the columns (changedFields), not jsonb.
   const direct = style === 'snapshot';
@@ -433,7 +434,7 @@ export const CHANGED_MEMBER_IDS = `        if TG_OP = 'INSERT' then
  */
 function captureValuesFunction(style: CaptureStyle): string {
   const pending = style === 'pending';
-  const dataCol = style === 'snapshot' ? SNAPSHOTS.members.column : 'data';
+  const dataCol = style === 'snapshot' ? SNAPSHOTS.members.name : 'data';
   const dataOf = (r: string) => (style === 'snapshot' ? snapshotOf('members', r) : EVENT_SHAPES.members(r));
   const updated = (where: string) => ({
     cols: `community_id, type, record_id, ${dataCol}, changes`,
@@ -484,11 +485,11 @@ export function captureFunctions(style: CaptureStyle): string[] {
  */
 export function eventDataFunction(): string {
   const snaps = Object.entries(SNAPSHOTS);
-  const params = snaps.map(([, s]) => `, ${s.column} ${s.type}`).join('');
-  const rendered = snaps.map(([table, s]) => `\n          when (${s.column}).id is not null then ${SHAPES[table]((col) => `(${s.column}).${col}`)}`).join('');
+  const params = snaps.map(([, s]) => `, ${s.name} ${s.name}`).join('');
+  const rendered = snaps.map(([table, s]) => `\n          when (${s.name}).id is not null then ${SHAPES[table]((col) => `(${s.name}).${col}`)}`).join('');
   return `
       create or replace function event_data(data json${params}) returns json language sql stable as $$
         select case when data is not null then data${rendered} end
       $$;`;
 }
-export const eventData = (e: string) => `event_data(${e}.data${Object.values(SNAPSHOTS).map((s) => `, ${e}.${s.column}`).join('')})`;
+export const eventData = (e: string) => `event_data(${e}.data${Object.values(SNAPSHOTS).map((s) => `, ${e}.${s.name}`).join('')})`;
