@@ -248,27 +248,6 @@ describe('the outbox: every committed change is an event, in the same transactio
   });
 });
 
-describe('the capture functions know the schema', () => {
-  it('every column of each audited table is listed, with the REST name event_field gives it, in the order the database sorts them', async () => {
-    // An update's `changes` compare the listed columns one by one (event-capture.ts, TABLE_COLUMNS):
-    // a column missing from the list would change without an event.
-    const { TABLE_COLUMNS, eventField } = await import('../src/db/migrations/event-capture');
-    const sql = sqlWith(app);
-    for (const [table, columns] of Object.entries(TABLE_COLUMNS)) {
-      const rows = (await sql(
-        `select attname::text as col, event_field(attname::text) as name from pg_attribute
-          where attrelid = ?::regclass and attnum > 0 and not attisdropped order by 2`,
-        [table],
-      )) as { col: string; name: string }[];
-      expect([...columns].sort(), table).toEqual(rows.map((r) => r.col).sort());
-      expect(rows.map((r) => eventField(r.col)), table).toEqual(rows.map((r) => r.name));
-      // changedFields sorts the names in code-point order; `order by` in SQL, as before, in the database's
-      const names = rows.map((r) => r.name);
-      expect([...names].sort(), table).toEqual(names);
-    }
-  });
-});
-
 describe('the feed', () => {
   it('pages with after and limit, keeps other parameters in _links.next, and filters by types', async () => {
     const other = await app.tenant();

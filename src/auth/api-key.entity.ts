@@ -16,7 +16,7 @@ export class ApiKey {
   @Property({ length: 64, unique: true })
   keyHash!: string;
 
-  @Property({ type: 'text[]' })
+  @Property({ type: 'text[]', default: '{}' })
   scopes: string[] = [];
 
   @Property({ type: 'integer', nullable: true })

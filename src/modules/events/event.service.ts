@@ -3,9 +3,8 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../../common/pagination';
 import { isId } from '../../common/ids';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import type { Event, EventPage } from './event.entity';
-import { EVENT_TYPES, visibleTypes } from './event-types';
+import { EVENT_TYPES, eventData, visibleTypes } from './event-types';
 import { eventSettings } from './settings';
-import { eventData } from '../../db/migrations/event-capture';
 
 export interface EventRow {
   id: string;

@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
-import { eventData } from '../../db/migrations/event-capture';
+import { eventData } from '../events/event-types';
 import { eventSettings } from '../events/settings';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 
