@@ -137,7 +137,7 @@ export interface LeanParent {
 
 /**
  * A page of the community's children of a parent, with the parent's existence checked in the
- * SAME statement (one round trip instead of two: docs/performance.md, "Levers, measured");
+ * SAME statement (one round trip instead of two: docs/performance.md, "Decisions");
  * null when the community has no such parent. The parent row is left-joined to the page: no parent, no row;
  * a parent without children, one row of nulls; one outer row, so the rows keep the page's
  * order. The page filters on the id as a parameter, not on the parent row's column:

@@ -11,7 +11,7 @@ import type { QueryResultRow } from 'pg';
  * (`platform.formatQuery`), so PostgreSQL parses and plans each call afresh. A named pg
  * statement is parsed once per connection, and its plan can be reused (PostgreSQL's
  * plan cache: custom plans for the first executions, then a generic plan when it is not
- * dearer); knex's query building is skipped too (docs/performance.md, "Levers, measured").
+ * dearer); knex's query building is skipped too (docs/performance.md, "Decisions").
  *
  * The connection is the ORM's: inside a transaction (`em.getTransactionContext()`) the
  * transaction's own; outside one a connection taken from the ORM's knex client and given

@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * runs its single operation in the transaction that also stores the answer, and any error
  * rolls all of it back; there the operation JOINS that transaction (`joinTransaction`)
  * instead of nesting a savepoint in it: SAVEPOINT and RELEASE were two round trips of
- * every keyed POST for a rollback point nobody used (docs/performance.md, "Safe retries").
+ * every keyed POST for a rollback point nobody used (docs/performance.md, "Decisions").
  * GraphQL mutations with a key keep nesting: several mutation fields share one transaction
  * and a failed field must not take the others' effects with it.
  *

@@ -27,7 +27,7 @@ import { problem, type Problem } from '../errors/problem';
  * savepoint on the common path: every round trip counts, see bench). 401/403/429/5xx are
  * not stored: they depend on the moment, not on the request, and the effects are rolled back.
  *
- * Cost (docs/performance.md, "Safe retries"): a key adds two statements to the request's
+ * Cost (docs/performance.md, "Decisions"): a key adds two statements to the request's
  * transaction, both prepared once per connection; the operation joins the transaction
  * (`joinTransaction`: no savepoint of its own). A deadlock aborts the whole transaction,
  * so it is retried here as a whole, like the operation alone would retry itself.
