@@ -134,7 +134,7 @@ describe('the outbox: every committed change is an event, in the same transactio
 
   it('one statement writing two communities commits the events of both; several statements of one transaction share one position', async () => {
     // No route writes two communities in one statement; the commit trigger must not rely on it
-    // (each statement marks one event per community it wrote: Migration20261123000000_events_lean).
+    // (each statement marks one event per community it wrote: `opens`, docs/events.md).
     const { idPlace } = await import('../src/modules/events/event.service');
     const sql = sqlWith(app);
     const other = await app.tenant();
@@ -167,7 +167,7 @@ describe('the outbox: every committed change is an event, in the same transactio
   });
 
   it("a membership's events keep it as it was: created and changed in one transaction is one event; a later change of its member does not show", async () => {
-    // Stored typed, its JSON built when read (Migration20261123010000_event_snapshots): what is read
+    // Stored typed, its JSON built when read (docs/events.md): what is read
     // must be the membership at the event, not now.
     const sql = sqlWith(app);
     const group = await post('/groups', { name: 'Snapshots' });

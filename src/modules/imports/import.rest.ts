@@ -2,17 +2,19 @@ import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
 import type { EventSource } from '../events/event-source';
 
-/** An import job as its events carry it: its GET also lists its first row errors. */
-const JOB_FIELDS = 'id kind status total processed created updated failed createdAt modifiedAt';
+/** An import job as its events carry it: its GET also lists its first row errors, before the stamps. */
+const JOB_RECORD = 'id kind status total processed created updated failed';
+const JOB_STAMPS = 'createdAt modifiedAt';
 const JOB = `fragment ImportJobFields on ImportJob {
-  ${JOB_FIELDS}
+  ${JOB_RECORD}
   errors(limit: 20) { results { row pointer detail } limit skip size hasNextPage }
+  ${JOB_STAMPS}
 }`;
 export const importJobEvents: EventSource = {
   resource: 'import_job',
   scope: 'triggers',
   entity: 'ImportJob',
-  fields: JOB_FIELDS,
+  fields: `${JOB_RECORD} ${JOB_STAMPS}`,
   actions: ['completed', 'failed'],
 };
 
