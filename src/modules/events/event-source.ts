@@ -1,3 +1,5 @@
+import type { Resource } from '../../auth/scopes';
+
 /**
  * What a resource's events are, declared once by the module that owns the resource (beside
  * its REST route table, whose GET selection is the same). The outbox's SQL (the snapshot
@@ -8,7 +10,7 @@ export interface EventSource {
   /** `<resource>.<action>`; its snapshot type and its column of `events` are `<resource>_snapshot`. */
   resource: string;
   /** The read scope a key needs to see these events (besides `events:read`). */
-  scope: string;
+  scope: Resource;
   /** The entity whose table the capture triggers watch. */
   entity: string;
   /**

@@ -7,7 +7,7 @@ const MEMBERSHIP_FIELDS = 'id externalId memberId memberExternalId title orderNu
 const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership { ${MEMBERSHIP_FIELDS} }`;
 export const membershipEvents: EventSource = {
   resource: 'group_membership',
-  scope: 'groups',
+  scope: 'group_memberships',
   entity: 'GroupMembership',
   fields: `groupId ${MEMBERSHIP_FIELDS}`,
   actions: ['reordered'],

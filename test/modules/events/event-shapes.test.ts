@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_SOURCES, snapshotColumn } from '../../../src/modules/events/event-types';
+import { EVENT_SOURCES, EVENT_TYPES, snapshotColumn, visibleTypes } from '../../../src/modules/events/event-types';
 import type { EventSource } from '../../../src/modules/events/event-source';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
+import { keyFor } from '../../helpers/factories';
 import { gqlWith, sqlWith } from '../../helpers/jobs';
 import { auth } from '../../helpers/members';
 
@@ -202,5 +203,19 @@ describe("an event's data has the shape of its resource's GET", () => {
     // ... and it is the record as its GET answers it, field for field
     expect(omit(event!.data, c.eventOnly)).toEqual(omit(answered, c.getOnly));
     for (const k of c.eventOnly ?? []) expect(event!.data[k]).toBeDefined();
+  });
+});
+
+describe('who sees which events', () => {
+  it("a resource's read scope shows its events and no other resource's", async () => {
+    for (const s of EVENT_SOURCES) {
+      expect(visibleTypes(new Set([`${s.scope}:read`])), s.resource).toEqual(EVENT_TYPES.filter((t) => t.startsWith(`${s.resource}.`)));
+    }
+    // through the feed (after the cases above wrote events of every resource): a key with group_memberships but not groups sees membership events only
+    const key = await keyFor(app, t.communityId, ['events', 'group_memberships']);
+    const res = await app.http.get('/api/v1/events?limit=100').set('X-API-Key', key);
+    expect(res.status).toBe(200);
+    const types = new Set((res.body.results as { type: string }[]).map((e) => e.type.split('.')[0]));
+    expect([...types]).toEqual(['group_membership']);
   });
 });
