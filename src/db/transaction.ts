@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * The one way a service opens a transaction: `transaction(em, (tem) => ...)`.
  *
  * Most requests have no transaction yet and get one (MikroORM's `transactional`: BEGIN,
- * the work, a flush, COMMIT). An idempotent REST POST (src/rest/idempotency.ts) already
+ * the work, a flush, COMMIT). An idempotent REST POST (src/http/idempotency.ts) already
  * runs its single operation in the transaction that also stores the answer, and any error
  * rolls all of it back; there the operation JOINS that transaction (`joinTransaction`)
  * instead of nesting a savepoint in it: SAVEPOINT and RELEASE were two round trips of

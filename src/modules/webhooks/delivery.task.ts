@@ -6,7 +6,7 @@ import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
 import { eventData } from '../../db/migrations/event-capture';
-import { eventSettings } from '../events/settings';
+import { EVENT_SETTINGS, type EventSettings } from '../events/settings';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 
 export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
@@ -65,7 +65,7 @@ interface DeliveryRow {
 
 type Outcome = { status: number | null; error: string | null };
 
-function post(url: URL, body: string, headers: Record<string, string>): Promise<Outcome> {
+function post(eventSettings: EventSettings, url: URL, body: string, headers: Record<string, string>): Promise<Outcome> {
   const { http: httpAgent, https: httpsAgent } = agents(eventSettings.allowPrivateNetworks);
   return new Promise((resolve) => {
     const client = url.protocol === 'https:' ? https : http;
@@ -94,7 +94,8 @@ function post(url: URL, body: string, headers: Record<string, string>): Promise<
 }
 
 /** One attempt of one delivery; the outcome and the next attempt (if any) are written in one transaction. */
-export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }) => {
+export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, state }) => {
+  const eventSettings = state.get(EVENT_SETTINGS);
   const deliveryId = (payload as { deliveryId: string }).deliveryId;
   const em = orm.em.fork() as EntityManager;
   const [row] = await em.execute<DeliveryRow[]>(
@@ -113,7 +114,7 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }
       outcome = { status: null, error: `${literal} is not a public address` };
     } else {
       const timestamp = Math.floor(Date.now() / 1000);
-      outcome = await post(url, row.payload, {
+      outcome = await post(eventSettings, url, row.payload, {
         'webhook-id': row.event_id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': sign(row.secret, row.event_id, timestamp, row.payload),

@@ -8,7 +8,8 @@ import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
 import { EVENT_TYPES } from '../events/event-types';
-import { eventSettings } from '../events/settings';
+import { EVENT_SETTINGS } from '../events/settings';
+import type { RuntimeState } from '../../state';
 import { isPublicAddress, literalAddress } from './ssrf';
 import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
@@ -17,7 +18,7 @@ import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDel
 export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
-async function checkUrl(checks: Checks, url: string | null | undefined): Promise<void> {
+async function checkUrl(checks: Checks, url: string | null | undefined, allowPrivateNetworks: boolean): Promise<void> {
   if (url === undefined) return;
   const own = new Checks().string('url', url, WEBHOOK.url);
   if (!own.ok || url === null) return void checks.nest([], own.issues);
@@ -29,7 +30,7 @@ async function checkUrl(checks: Checks, url: string | null | undefined): Promise
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return void checks.add(['url'], 'url must use http or https');
   if (parsed.username || parsed.password) return void checks.add(['url'], 'url must not carry credentials');
-  if (eventSettings.allowPrivateNetworks) return;
+  if (allowPrivateNetworks) return;
   const literal = literalAddress(parsed.hostname);
   const refused = 'url must name a public address (private, loopback and link-local destinations are refused)';
   if (literal !== undefined) {
@@ -54,7 +55,10 @@ function checkEvents(checks: Checks, events: string[] | null | undefined): void 
 }
 
 export class WebhookService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly state: RuntimeState,
+  ) {}
 
   list(communityId: string, args: WebhookEndpointListArgs): Promise<Page<WebhookEndpoint>> {
     return leanPage(this.em, WebhookEndpoint, { communityId }, pageWindow(args));
@@ -71,7 +75,7 @@ export class WebhookService {
   async create(communityId: string, input: CreateWebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
     const checks = new Checks().string('description', input.description, WEBHOOK.description);
     checkEvents(checks, input.events);
-    await checkUrl(checks, input.url);
+    await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
     const endpoint = this.em.create(WebhookEndpoint, {
       communityId,
@@ -87,7 +91,7 @@ export class WebhookService {
   async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
     const checks = new Checks().string('description', input.description, WEBHOOK.description).nullable('enabled', input.enabled, WEBHOOK.enabled);
     checkEvents(checks, input.events);
-    await checkUrl(checks, input.url);
+    await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
     const endpoint = await this.get(communityId, id);
     let changed = false;

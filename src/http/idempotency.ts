@@ -3,7 +3,6 @@ import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { DeadlockException } from '@mikro-orm/core';
-import type { Caller } from '../context';
 import { joinTransaction } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
@@ -70,9 +69,6 @@ export function idempotencyKeyOf(req: Request): { key?: string; problem?: Proble
   }
   return { key };
 }
-
-/** Keys are per API key: two keys of one community never see each other's answers. */
-export const ownerOf = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
 
 /** Method, path with query, and body: what a repeat must match to be "the same request". */
 export function fingerprintOf(req: Request, body: unknown): string {
