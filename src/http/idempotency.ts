@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { DeadlockException } from '@mikro-orm/core';
-import { joinTransaction } from '../db/transaction';
+import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
 
@@ -124,9 +123,6 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
 const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
 
-/** Attempts of a keyed request that deadlocked (PostgreSQL aborted the whole transaction; see src/db/transaction.ts). */
-const DEADLOCK_TRIES = 3;
-
 export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
@@ -162,14 +158,11 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       return answer;
     });
   try {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (!(err instanceof DeadlockException || err instanceof Deadlocked)) throw err;
-        if (tries >= DEADLOCK_TRIES) throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
-      }
-    }
+    // A keyed request that deadlocked (PostgreSQL aborted the whole transaction) runs again
+    // under the one retry policy (src/db/transaction.ts); the last deadlocked answer is sent, not stored.
+    return await retryDeadlocks(attempt, (err) => isDeadlock(err) || err instanceof Deadlocked).catch((err) => {
+      throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
+    });
   } catch (err) {
     if (!(err instanceof Discard)) throw err;
     if (!raced) return err.answer;

@@ -1,4 +1,3 @@
-import { DeadlockException } from '@mikro-orm/core';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -18,6 +17,7 @@ import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue }
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import type { RuntimeState } from '../state';
+import { isDeadlock } from '../db/transaction';
 import { fingerprintOf, idempotencyKeyOf, jsonAnswer, runIdempotent, type Answer } from '../http/idempotency';
 
 export interface FacadeDeps {
@@ -166,7 +166,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const errors = c.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
         const failed = problemAnswer(res)(problem(c.status, c.detail, errors));
         // In a joined transaction (an idempotent POST) the operation cannot retry a deadlock itself.
-        return error.originalError instanceof DeadlockException ? { ...failed, deadlocked: true } : failed;
+        return isDeadlock(error.originalError) ? { ...failed, deadlocked: true } : failed;
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) return { status: 204, contentType: '', body: '' };

@@ -8,7 +8,7 @@ import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { GROUP } from '../../common/rules';
 import { Checks, rejectInvalid, under } from '../../common/validate';
-import { notFound, type FieldIssue } from '../../errors/app-error';
+import { notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
 import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
@@ -34,18 +34,16 @@ export class GroupService {
     return leanPage(this.em, Group, { communityId }, pageWindow(args));
   }
 
-  /** 404, not 403, for another community's group: do not reveal that it exists. */
-  async get(communityId: string, ref: RecordRef, lean = false): Promise<Group> {
+  /** For output: a plain row, no entity to track. 404, not 403, for another community's group: do not reveal that it exists. */
+  async read(communityId: string, ref: RecordRef, em = this.em): Promise<Group> {
     const where = refWhere(ref);
-    let group: Group | null = null;
-    if (where) group = lean ? await leanFindOne(this.em, Group, { ...where, communityId }) : await this.em.findOne(Group, { ...where, communityId });
-    if (!group) throw notFound('Group');
-    return group;
+    return orNotFound(where && (await leanFindOne(em, Group, { ...where, communityId })), 'Group');
   }
 
-  /** The read path: a plain row, no entity to track. */
-  read(communityId: string, ref: RecordRef): Promise<Group> {
-    return this.get(communityId, ref, true);
+  /** The entity, to change it (no lock), in em (the caller's transaction when given). */
+  async find(communityId: string, ref: RecordRef, em = this.em): Promise<Group> {
+    const where = refWhere(ref);
+    return orNotFound(where && (await em.findOne(Group, { ...where, communityId })), 'Group');
   }
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
@@ -65,7 +63,7 @@ export class GroupService {
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
     return transaction(this.em, async (em) => {
-      const group = await new GroupService(em).get(communityId, ref);
+      const group = await this.find(communityId, ref, em);
       await assertVersion(em, 'groups', group.id, expectedVersion);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
       wrap(group).assign(input, { ignoreUndefined: true });
@@ -78,7 +76,7 @@ export class GroupService {
     const where = refWhere(ref);
     if (expectedVersion != null) {
       return transaction(this.em, async (em) => {
-        const { id } = await new GroupService(em).get(communityId, ref, true);
+        const { id } = await this.read(communityId, ref, em);
         await assertVersion(em, 'groups', id, expectedVersion);
         await em.nativeDelete(Group, { id, communityId });
         return true;
@@ -90,7 +88,7 @@ export class GroupService {
   }
 
   async setState(communityId: string, ref: RecordRef, state: GroupState): Promise<Group> {
-    const group = await this.get(communityId, ref);
+    const group = await this.find(communityId, ref);
     group.state = state;
     await this.em.flush(); // a write (and a new modifiedAt) only when the state changes
     return group;

@@ -32,7 +32,8 @@ export class ImportService {
     });
   }
 
-  async get(communityId: string, id: string): Promise<ImportJob> {
+  /** For output (an entity: its `pointer` is computed). */
+  async read(communityId: string, id: string): Promise<ImportJob> {
     const job = isId(id) ? await this.em.findOne(ImportJob, { id, communityId }) : null;
     if (!job) throw notFound('Import job');
     return job;

@@ -25,7 +25,7 @@ export class WebhookResolver {
   @Authorized('webhooks:read')
   @Query(() => WebhookEndpoint)
   webhookEndpoint(@Arg('ref', () => WebhookEndpointRef) ref: WebhookEndpointRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(WebhookService).get(communityId, ref.id, true);
+    return ctx.service(WebhookService).read(communityId, ref.id);
   }
 
   @Authorized('webhooks:read')

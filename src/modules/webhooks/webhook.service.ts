@@ -6,7 +6,7 @@ import { pageWindow, type Page } from '../../common/pagination';
 import { isId } from '../../common/ids';
 import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { notFound, orNotFound } from '../../errors/app-error';
 import { EVENT_TYPES } from '../events/event-types';
 import { EVENT_SETTINGS } from '../events/settings';
 import type { RuntimeState } from '../../state';
@@ -64,12 +64,14 @@ export class WebhookService {
     return leanPage(this.em, WebhookEndpoint, { communityId }, pageWindow(args));
   }
 
-  async get(communityId: string, id: string, lean = false): Promise<WebhookEndpoint> {
-    const found = !isId(id) ? null : lean
-      ? await leanFindOne(this.em, WebhookEndpoint, { id: id.toLowerCase(), communityId })
-      : await this.em.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId });
-    if (!found) throw notFound('Webhook endpoint');
-    return found;
+  /** For output: a plain row. 404, not 403, for another community's endpoint; a non-UUID id matches nothing. */
+  async read(communityId: string, id: string): Promise<WebhookEndpoint> {
+    return orNotFound(isId(id) && (await leanFindOne(this.em, WebhookEndpoint, { id: id.toLowerCase(), communityId })), 'Webhook endpoint');
+  }
+
+  /** The entity, to change it (no lock). */
+  async find(communityId: string, id: string): Promise<WebhookEndpoint> {
+    return orNotFound(isId(id) && (await this.em.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId })), 'Webhook endpoint');
   }
 
   async create(communityId: string, input: CreateWebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
@@ -93,7 +95,7 @@ export class WebhookService {
     checkEvents(checks, input.events);
     await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
-    const endpoint = await this.get(communityId, id);
+    const endpoint = await this.find(communityId, id);
     let changed = false;
     if (input.url != null && input.url !== endpoint.url) [endpoint.url, changed] = [input.url, true];
     if (input.events != null && input.events.join() !== endpoint.events.join()) [endpoint.events, changed] = [input.events, true];
@@ -118,7 +120,7 @@ export class WebhookService {
 
   async deliveries(communityId: string, id: string, args: WebhookDeliveryListArgs): Promise<Page<WebhookDelivery>> {
     const window = pageWindow(args);
-    const endpoint = await this.get(communityId, id, true);
+    const endpoint = await this.read(communityId, id);
     return leanPage(this.em, WebhookDelivery, { communityId, endpointId: endpoint.id }, window);
   }
 }
