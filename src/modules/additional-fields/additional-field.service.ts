@@ -26,12 +26,8 @@ function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInp
     .nullable('isEditableByMember', input.isEditableByMember, F.isEditableByMember)
     .nullable('isMandatoryForMember', input.isMandatoryForMember, F.isMandatoryForMember)
     .nullable('isVisibleInApp', input.isVisibleInApp, F.isVisibleInApp)
-    .nullable('orderNumber', input.orderNumber, F.orderNumber);
+    .int('orderNumber', input.orderNumber, F.orderNumber);
   if (input.icon && !F.unicode.pattern!.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
-  const order = input.orderNumber;
-  if (order != null && (!Number.isInteger(order) || order < F.orderNumber.min || order > F.orderNumber.max)) {
-    checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
-  }
   checks.done(['input']);
 }
 

@@ -33,9 +33,7 @@ export class AdminService {
     const checks = new Checks();
     const bad = invalidScopes(args.scopes ?? []);
     if (bad.length) checks.add(['scopes'], `Unknown scopes: ${bad.join(', ')}`);
-    if (args.rateLimitPerHour != null && (!Number.isInteger(args.rateLimitPerHour) || args.rateLimitPerHour < 1)) {
-      checks.add(['rateLimitPerHour'], 'rateLimitPerHour must be a positive integer');
-    }
+    checks.int('rateLimitPerHour', args.rateLimitPerHour, { min: 1 });
     checks.done(['input']);
     const community = isId(args.communityId) ? await this.em.findOne(Community, { id: args.communityId }) : null;
     if (!community) throw notFound('Community');

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../common/pagination';
 import { isId } from '../../common/ids';
+import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
+import { Checks } from '../../common/validate';
 import type { Event, EventPage } from './event.entity';
 import { EVENT_TYPES, visibleTypes } from './event-types';
 import { DEFAULT_EVENT_SETTINGS, EVENT_SETTINGS, type EventSettings } from './settings';
@@ -73,7 +75,7 @@ export class EventService {
    */
   async feed(communityId: string, scopes: Set<string>, args: { after?: string | null; limit?: number | null; types?: string[] | null }): Promise<EventPage> {
     const limit = args.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid([{ path: ['limit'], detail: `limit must be an integer from 1 to ${MAX_LIMIT}` }]);
+    new Checks().int('limit', limit, { min: 1, max: MAX_LIMIT }).done();
     const types = typesFor(scopes, args.types);
     let from = { position: '0', seq: '0' };
     if (args.after != null) {
@@ -102,9 +104,9 @@ export class EventService {
       `select ${EVENT_COLUMNS}
          from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id
         where c.community_id = ? and c.position >= ?::bigint and (c.position > ?::bigint or e.seq > ?::bigint)
-          and c.committed_at >= ? and e.type in (select jsonb_array_elements_text(?::jsonb))
+          and c.committed_at >= ? and e.type = ${anyOf()}
         order by c.position, e.seq limit ?`,
-      [communityId, from.position, from.position, from.seq, cutoff(this.settings.retentionDays).toISOString(), JSON.stringify(types), limit + 1],
+      [communityId, from.position, from.position, from.seq, cutoff(this.settings.retentionDays).toISOString(), arrayOf(types), limit + 1],
     );
     const hasNextPage = rows.length > limit;
     const results = (hasNextPage ? rows.slice(0, limit) : rows).map(toEvent);

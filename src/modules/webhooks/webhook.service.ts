@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import dns from 'node:dns/promises';
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { pageWindow, type Page } from '../../common/pagination';
@@ -96,19 +97,12 @@ export class WebhookService {
     await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
     const endpoint = await this.find(communityId, id);
-    let changed = false;
-    if (input.url != null && input.url !== endpoint.url) [endpoint.url, changed] = [input.url, true];
-    if (input.events != null && input.events.join() !== endpoint.events.join()) [endpoint.events, changed] = [input.events, true];
-    if (input.description !== undefined && input.description !== endpoint.description) [endpoint.description, changed] = [input.description, true];
-    if (input.enabled != null && input.enabled !== endpoint.enabled) {
-      endpoint.enabled = input.enabled;
-      if (input.enabled) [endpoint.disabledReason, endpoint.failingSince] = [null, null];
-      changed = true;
-    }
-    if (changed) {
-      endpoint.modifiedAt = new Date();
-      await this.em.flush();
-    }
+    // Enabling a disabled endpoint forgets why the service disabled it.
+    const enabling = input.enabled === true && !endpoint.enabled;
+    // PATCH: absent fields stay (the checks refused null for the non-nullable ones); MikroORM
+    // writes only what changed and then sets modifiedAt.
+    wrap(endpoint).assign({ ...input, ...(enabling ? { disabledReason: null, failingSince: null } : {}) }, { ignoreUndefined: true });
+    await this.em.flush();
     return endpoint;
   }
 
