@@ -1,4 +1,6 @@
+import { getMetadataStorage } from 'type-graphql';
 import { invalid, type FieldIssue } from '../errors/app-error';
+import { ruleOf, type FieldRule } from './rules';
 
 /** Where a value sits: from the checked value (relative) or from the GraphQL argument (placed). */
 export type Path = (string | number)[];
@@ -93,6 +95,28 @@ export class Checks {
   done(at: Path = []): void {
     rejectInvalid(under(at, this.found));
   }
+}
+
+/**
+ * The issues of `value` against the field rules its input type declares (`@Rule(...)` on each
+ * field, src/common/rules.ts), in declaration order: one declaration gives the GraphQL
+ * type, the OpenAPI schema and the service's check. Only text, int, list and null rules
+ * are checked here; a rule that needs more (another record, a nested shape) stays in the service.
+ */
+export function ruleIssues(type: Function, value: object): FieldIssue[] {
+  const checks = new Checks();
+  const values = value as Record<string, unknown>;
+  for (const { target, fieldName, extensions } of getMetadataStorage().fieldExtensions) {
+    if (target !== type) continue;
+    const rule = ruleOf(extensions) as FieldRule | undefined;
+    if (!rule || !('kind' in rule)) continue;
+    const v = values[fieldName];
+    if (rule.kind === 'text') checks.string(fieldName, v, rule);
+    else if (rule.kind === 'int') checks.int(fieldName, v, rule);
+    else if (rule.kind === 'list') checks.list(fieldName, v as { length: number } | null | undefined, rule);
+    else checks.nullable(fieldName, v, rule);
+  }
+  return checks.issues;
 }
 
 /** Issues relative to a value, moved to where the value sits: `under(['input'], [{ path: ['name'] }])` names `input.name`. */

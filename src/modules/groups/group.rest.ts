@@ -1,9 +1,10 @@
 import { GROUP as GROUP_RULES } from '../../common/rules';
+import { recordFragment } from '../../rest/fields';
 import type { RouteSpec } from '../../rest/route';
+import { Group } from './group.entity';
 
-const GROUP = `fragment GroupFields on Group {
-  id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt
-}`;
+/** Every field of the Group type: id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt. */
+const GROUP = recordFragment('GroupFields', Group);
 const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: GROUP_RULES.externalId.example } };
 
 export const groupRoutes: RouteSpec[] = [

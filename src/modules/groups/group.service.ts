@@ -6,21 +6,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { GROUP } from '../../common/rules';
-import { Checks, rejectInvalid, under } from '../../common/validate';
+import { rejectInvalid, ruleIssues, under } from '../../common/validate';
 import { notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
-import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
+import { CreateGroupInput, type GroupListArgs, type UpdateGroupInput } from './group.inputs';
 
-/** The field rules of a group body, relative to it; group imports check their rows with them too. */
+/**
+ * The field rules of a group body, relative to it, as the input type declares them (the
+ * rules of CreateGroupInput and UpdateGroupInput are the same); group imports check their
+ * rows with them too.
+ */
 export function groupIssues(input: CreateGroupInput | UpdateGroupInput): FieldIssue[] {
-  return new Checks()
-    .string('externalId', input.externalId, GROUP.externalId)
-    .string('name', input.name, GROUP.name)
-    .string('about', input.about, GROUP.about)
-    .string('color', input.color, GROUP.color)
-    .nullable('isVisibleInApp', input.isVisibleInApp, GROUP.isVisibleInApp).issues;
+  return ruleIssues(CreateGroupInput, input);
 }
 
 const EXTERNAL_ID_TAKEN = {
@@ -48,13 +46,8 @@ export class GroupService {
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
-    const values = {
-      externalId: input.externalId ?? null,
-      name: input.name,
-      about: input.about ?? null,
-      color: input.color ?? null,
-      isVisibleInApp: input.isVisibleInApp ?? true,
-    };
+    // The fields given; the entity's defaults apply to those left out (insertRecords).
+    const values = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<Group>;
     const [group] = await mapUnique(() => insertRecords(this.em, Group, communityId, [values]), EXTERNAL_ID_TAKEN);
     return group;
   }
