@@ -1,7 +1,7 @@
-import { GROUP as GROUP_RULES } from '../../common/rules';
 import { recordFragment } from '../../rest/fields';
 import type { RouteSpec } from '../../rest/route';
 import { Group } from './group.entity';
+import { GROUP as GROUP_RULES } from './group.inputs';
 
 /** Every field of the Group type: id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt. */
 const GROUP = recordFragment('GroupFields', Group);
