@@ -10,7 +10,8 @@ import { callerKey, createContext, type Context } from '../context';
 import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
 import type { RuntimeState } from '../state';
-import { idempotencyKeyOf, runIdempotent, STORED_ERRORS, type Answer } from '../http/idempotency';
+import type { Answer } from '../http/answer';
+import { idempotencyKeyOf, runIdempotent, STORED_ERRORS } from '../http/idempotency';
 
 /**
  * Idempotency-Key on /graphql: a mutation sent with the header runs like an idempotent REST

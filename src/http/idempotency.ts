@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
+import type { Answer } from './answer';
 
 /**
  * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
@@ -36,27 +37,6 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 
 const KEY = /^[\x20-\x7E]{1,255}$/;
 export const STORED_ERRORS = new Set([400, 404, 409, 422]);
-
-/** A complete answer: what the facade sends, and what is stored for a key. */
-export interface Answer {
-  status: number;
-  /** Empty for 204/304. */
-  contentType: string;
-  body: string;
-  headers?: Record<string, string>;
-  /** Status deciding storage when it differs from `status` (GraphQL answers errors with 200). */
-  classifyAs?: number;
-  /** Set on an answer whose effects were rolled back and that was not stored. */
-  discarded?: boolean;
-  /** Set on the 503 of an operation that deadlocked: its transaction can be run again as a whole. */
-  deadlocked?: boolean;
-}
-
-export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
-  status,
-  contentType,
-  body: JSON.stringify(value),
-});
 
 /** The key of a POST, or a 400 problem for a malformed one; undefined without the header. */
 export function idempotencyKeyOf(req: Request): { key?: string; problem?: Problem } {

@@ -18,7 +18,8 @@ import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import type { RuntimeState } from '../state';
 import { isDeadlock } from '../db/transaction';
-import { fingerprintOf, idempotencyKeyOf, jsonAnswer, runIdempotent, type Answer } from '../http/idempotency';
+import { jsonAnswer, type Answer } from '../http/answer';
+import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
