@@ -9,8 +9,8 @@ import type { Pool } from 'pg';
 import type Redis from 'ioredis';
 import { Gate } from './auth/gate';
 import type { Config } from './config';
-import { createContext } from './context';
-import { budgetKey, callerScope } from './db/caller-budget';
+import { callerKey, createContext } from './context';
+import { callerScope } from './db/caller-budget';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
@@ -26,7 +26,9 @@ import { openApiRouter } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
 import { ideRouter } from './graphql/ide';
-import { attachSubscriptions } from './modules/events/subscriptions';
+import { attachSubscriptions } from './graphql/subscriptions';
+import { KEY_EVENTS } from './auth/key-cache';
+import type { RuntimeState } from './state';
 
 export interface AppDeps {
   config: Config;
@@ -34,6 +36,7 @@ export interface AppDeps {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
+  state: RuntimeState;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -62,7 +65,7 @@ function errorHandler(logger: Logger) {
 }
 
 export async function createApp(deps: AppDeps) {
-  const { config, orm, pool, redis, logger } = deps;
+  const { config, orm, pool, redis, logger, state } = deps;
   const schema = buildSchema();
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
@@ -70,6 +73,7 @@ export async function createApp(deps: AppDeps) {
     new RequestLimiter({ pg: pool, redis }, 'rl-key'),
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
+    state.get(KEY_EVENTS),
   );
   // One set of document limits for /graphql over HTTP and over graphql-ws.
   const limits: QueryLimits = {
@@ -125,7 +129,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
+  v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -137,7 +141,7 @@ export async function createApp(deps: AppDeps) {
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
-    graphqlIdempotency(apollo, gate, em, pool),
+    graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
@@ -148,8 +152,8 @@ export async function createApp(deps: AppDeps) {
           throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
         const scope = callerScope.getStore();
-        if (scope && outcome.caller) scope.key = budgetKey(outcome.caller);
-        return createContext(em, outcome.caller, res.locals.requestId);
+        if (scope && outcome.caller) scope.key = callerKey(outcome.caller);
+        return createContext(em, outcome.caller, res.locals.requestId, state);
       },
     }),
   );
@@ -171,6 +175,7 @@ export async function createApp(deps: AppDeps) {
       subscriptions = attachSubscriptions(server, {
         schema,
         em,
+        state,
         gate,
         logger,
         limits: {

@@ -11,8 +11,9 @@ import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
-import { EventHub, hubRef } from './modules/events/hub';
-import { configureEvents } from './modules/events/settings';
+import { modules } from './modules';
+import type { ModuleStop } from './modules/module';
+import { RuntimeState } from './state';
 
 export interface Runtime {
   app: import('express').Express;
@@ -20,6 +21,8 @@ export interface Runtime {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
+  /** What this runtime keeps for its life (src/state.ts), filled by the modules' start hooks. */
+  state: RuntimeState;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
   /** Serves GraphQL subscriptions on the server listening for `app`. */
@@ -57,22 +60,27 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
-  configureEvents(config);
-  const hub = (hubRef.current = new EventHub(databaseUrl, logger));
-  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger });
-  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
+  const state = new RuntimeState();
+  const stops: ModuleStop[] = [];
+  for (const m of modules) {
+    const stop = await m.start?.({ config, databaseUrl, orm, logger, state });
+    if (stop) stops.unshift(stop);
+  }
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, state });
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger, state }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
     orm,
     pool,
     redis,
     logger,
+    state,
     queue,
     attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
-      await hub.close();
+      for (const stop of stops) await stop();
       redis?.disconnect();
       await pool.end();
       await orm.close(true);

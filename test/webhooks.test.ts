@@ -119,6 +119,8 @@ describe('deliveries', () => {
       ['group_membership.created', 'SUCCEEDED', 1, 200],
       ['member.created', 'SUCCEEDED', 1, 200],
     ]);
+    // Delivery ids are time-ordered (version 7 layout) like every other record's.
+    for (const d of listed) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('receiver down, then up: the delivery is retried on schedule and arrives with the same webhook-id', async () => {

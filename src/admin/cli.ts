@@ -6,6 +6,7 @@ import { openOrm } from '../db/orm';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
 import { AdminService } from '../modules/communities/admin.service';
+import { RuntimeState } from '../state';
 import { resolveDatabase } from '../runtime';
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -57,7 +58,7 @@ async function main() {
   const { url, embedded } = await resolveDatabase(config, createLogger('silent'));
   const orm = await openOrm(url, 2);
   try {
-    const result = await run(new AdminService(orm.em.fork() as EntityManager), command, values);
+    const result = await run(new AdminService(orm.em.fork() as EntityManager, new RuntimeState()), command, values);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

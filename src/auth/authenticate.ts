@@ -1,15 +1,7 @@
 import type { Pool } from 'pg';
 import { hashKey, looksLikeKey, sameHash } from './keys';
-import type { KeyCache } from './key-cache';
+import type { KeyCache, KeyRecord } from './key-cache';
 import { expandScopes } from './scopes';
-
-export interface KeyRecord {
-  keyId: string;
-  communityId: string;
-  scopes: Set<string>;
-  rateLimitPerHour: number | null;
-  revoked: boolean;
-}
 
 /**
  * Looks a presented key up by its hash. The hash comparison after the indexed

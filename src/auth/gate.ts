@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
 import type { Caller } from '../context';
@@ -40,8 +41,10 @@ export class Gate {
     private readonly limiter: RequestLimiter,
     private readonly failures: RequestLimiter,
     private readonly config: GateConfig,
+    /** Revocations (KEY_EVENTS of the runtime's state): the cache forgets a revoked key at once. */
+    keyEvents: EventEmitter,
   ) {
-    this.keys = new KeyCache(config.keyCacheTtlMs);
+    this.keys = new KeyCache(config.keyCacheTtlMs, keyEvents);
   }
 
   isOperator(req: Request): boolean {

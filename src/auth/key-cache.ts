@@ -1,8 +1,19 @@
 import { EventEmitter } from 'node:events';
-import type { KeyRecord } from './authenticate';
+import { slot } from '../state';
 
-/** Revocations on this instance take effect at once; other instances see them within the TTL. */
-export const keyEvents = new EventEmitter().setMaxListeners(0);
+export interface KeyRecord {
+  keyId: string;
+  communityId: string;
+  scopes: Set<string>;
+  rateLimitPerHour: number | null;
+  revoked: boolean;
+}
+
+/**
+ * Revocations on this instance (one per runtime, src/state.ts) take effect at once: the key
+ * cache forgets the key and its open subscriptions close. Other instances see them within the TTL.
+ */
+export const KEY_EVENTS = slot('keyEvents', () => new EventEmitter().setMaxListeners(0));
 export const KEY_REVOKED = 'revoked';
 
 interface Entry {
@@ -19,6 +30,7 @@ export class KeyCache {
 
   constructor(
     private readonly ttlMs: number,
+    keyEvents: EventEmitter,
     private readonly max = 10_000,
   ) {
     keyEvents.on(KEY_REVOKED, (keyId: string) => this.forget(keyId));

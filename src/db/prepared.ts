@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
+import { withConnection } from './driver-pool';
 
 /**
  * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
@@ -15,8 +16,8 @@ import type { QueryResultRow } from 'pg';
  *
  * The connection is the ORM's: inside a transaction (`em.getTransactionContext()`) the
  * transaction's own; outside one a connection taken from the ORM's knex client and given
- * back at once, exactly as `em.execute` does. Taking it through `client.acquireConnection`
- * keeps the per-caller connection cap (src/db/caller-budget.ts wraps that method) and the
+ * back at once, exactly as `em.execute` does. Taking it through the driver-pool adapter
+ * (`withConnection`, src/db/driver-pool.ts) keeps the per-caller connection cap (src/db/caller-budget.ts) and the
  * pool's per-connection `statement_timeout` / `lock_timeout` (start-up options of every
  * connection, src/db/orm.ts). Errors go through MikroORM's exception converter, so they
  * are the same DriverException subclasses `em.execute` throws (`DeadlockException`,
@@ -52,30 +53,16 @@ export function statementOf(sql: string): Statement {
   return s;
 }
 
-interface PgConnection {
-  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
-}
-interface KnexClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: PgConnection): Promise<void>;
-}
-
 /** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
 export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
   const { name, text } = statementOf(sql);
   const knex = em.getConnection().getKnex();
-  const trx = em.getTransactionContext<{ client: KnexClient }>();
-  // A transaction's client hands out the transaction's connection and never releases it.
-  const client = trx ? trx.client : (knex as unknown as { client: KnexClient }).client;
   try {
-    const connection = await client.acquireConnection();
-    try {
+    return await withConnection(em, async (connection) => {
       knex.emit('query', { sql: text, bindings: values, name });
       const res = await connection.query<R>({ name, text, values });
       return { rows: res.rows, rowCount: res.rowCount ?? 0 };
-    } finally {
-      if (!trx) await client.releaseConnection(connection);
-    }
+    });
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }

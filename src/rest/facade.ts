@@ -1,10 +1,9 @@
-import { DeadlockException } from '@mikro-orm/core';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { createContext, type Caller } from '../context';
-import { budgetKey, callerScope } from '../db/caller-budget';
+import { callerKey, createContext, type Caller } from '../context';
+import { callerScope } from '../db/caller-budget';
 import { classify } from '../errors/classify';
 import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
 import type { Logger } from '../logger';
@@ -17,13 +16,18 @@ import { cursorLinks, listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
-import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, type Answer } from './idempotency';
+import type { RuntimeState } from '../state';
+import { isDeadlock } from '../db/transaction';
+import { jsonAnswer, type Answer } from '../http/answer';
+import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
   em: EntityManager;
-  /** For Idempotency-Key error answers (src/rest/idempotency.ts). */
+  /** For Idempotency-Key error answers (src/http/idempotency.ts). */
   pool: Pool;
+  /** The runtime's state, given to every request context. */
+  state: RuntimeState;
   logger: Logger;
   publicBaseUrl: string | undefined;
   /** Run the route documents compiled by graphql-jit (config GRAPHQL_JIT). */
@@ -144,7 +148,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         return problemAnswer(res)(problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
       }
       const caller = res.locals.caller as Caller;
-      const contextValue = createContext(em, caller, res.locals.requestId);
+      const contextValue = createContext(em, caller, res.locals.requestId, deps.state);
       if (runVersion && req.get('if-none-match')) {
         const current = await runVersion(contextValue, variables);
         const tag = current.errors ? undefined : takeEtag((current.data as { result: Record<string, unknown> }).result);
@@ -163,7 +167,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const errors = c.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
         const failed = problemAnswer(res)(problem(c.status, c.detail, errors));
         // In a joined transaction (an idempotent POST) the operation cannot retry a deadlock itself.
-        return error.originalError instanceof DeadlockException ? { ...failed, deadlocked: true } : failed;
+        return isDeadlock(error.originalError) ? { ...failed, deadlocked: true } : failed;
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) return { status: 204, contentType: '', body: '' };
@@ -200,7 +204,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
 
     router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>
       // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
-      callerScope.run({ key: budgetKey(res.locals.caller as Caller) }, () => handle(req, res)),
+      callerScope.run({ key: callerKey(res.locals.caller as Caller) }, () => handle(req, res)),
     );
 
     const handle = async (req: Request, res: Response) => {
@@ -212,7 +216,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
           result = await runIdempotent({
             em: deps.em,
             pool: deps.pool,
-            owner: ownerOf(res.locals.caller as Caller),
+            owner: callerKey(res.locals.caller as Caller),
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
             run: (em) => answer(req, res, em),

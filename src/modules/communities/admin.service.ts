@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from '../../auth/api-key.entity';
-import { KEY_REVOKED, keyEvents } from '../../auth/key-cache';
+import { KEY_EVENTS, KEY_REVOKED } from '../../auth/key-cache';
 import { generateKey, hashKey } from '../../auth/keys';
 import { invalidScopes } from '../../auth/scopes';
 import { isId } from '../../common/ids';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
+import type { RuntimeState } from '../../state';
 import { Community } from './community.entity';
 
 export interface CreateKeyArgs {
@@ -16,7 +17,10 @@ export interface CreateKeyArgs {
 
 /** Platform operations: communities and their API keys. */
 export class AdminService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly state: RuntimeState,
+  ) {}
 
   async createCommunity(name: string): Promise<Community> {
     new Checks().string('name', name, { min: 1, max: 256 }).done(['input']);
@@ -29,9 +33,7 @@ export class AdminService {
     const checks = new Checks();
     const bad = invalidScopes(args.scopes ?? []);
     if (bad.length) checks.add(['scopes'], `Unknown scopes: ${bad.join(', ')}`);
-    if (args.rateLimitPerHour != null && (!Number.isInteger(args.rateLimitPerHour) || args.rateLimitPerHour < 1)) {
-      checks.add(['rateLimitPerHour'], 'rateLimitPerHour must be a positive integer');
-    }
+    checks.int('rateLimitPerHour', args.rateLimitPerHour, { min: 1 });
     checks.done(['input']);
     const community = isId(args.communityId) ? await this.em.findOne(Community, { id: args.communityId }) : null;
     if (!community) throw notFound('Community');
@@ -54,7 +56,7 @@ export class AdminService {
       key.revokedAt = new Date();
       await this.em.flush();
     }
-    keyEvents.emit(KEY_REVOKED, key.id);
+    this.state.get(KEY_EVENTS).emit(KEY_REVOKED, key.id);
     return true;
   }
 }

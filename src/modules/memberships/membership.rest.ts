@@ -1,4 +1,5 @@
-import { GROUP as GROUP_RULES, MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
+import { MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
+import { GROUP as GROUP_RULES } from '../groups/group.inputs';
 import type { RouteSpec } from '../../rest/route';
 import type { EventSource } from '../events/event-source';
 

@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { DeadlockException } from '@mikro-orm/core';
-import type { Caller } from '../context';
-import { joinTransaction } from '../db/transaction';
+import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
+import type { Answer } from './answer';
 
 /**
  * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
@@ -39,27 +38,6 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY = /^[\x20-\x7E]{1,255}$/;
 export const STORED_ERRORS = new Set([400, 404, 409, 422]);
 
-/** A complete answer: what the facade sends, and what is stored for a key. */
-export interface Answer {
-  status: number;
-  /** Empty for 204/304. */
-  contentType: string;
-  body: string;
-  headers?: Record<string, string>;
-  /** Status deciding storage when it differs from `status` (GraphQL answers errors with 200). */
-  classifyAs?: number;
-  /** Set on an answer whose effects were rolled back and that was not stored. */
-  discarded?: boolean;
-  /** Set on the 503 of an operation that deadlocked: its transaction can be run again as a whole. */
-  deadlocked?: boolean;
-}
-
-export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
-  status,
-  contentType,
-  body: JSON.stringify(value),
-});
-
 /** The key of a POST, or a 400 problem for a malformed one; undefined without the header. */
 export function idempotencyKeyOf(req: Request): { key?: string; problem?: Problem } {
   const key = req.get(IDEMPOTENCY_HEADER);
@@ -70,9 +48,6 @@ export function idempotencyKeyOf(req: Request): { key?: string; problem?: Proble
   }
   return { key };
 }
-
-/** Keys are per API key: two keys of one community never see each other's answers. */
-export const ownerOf = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
 
 /** Method, path with query, and body: what a repeat must match to be "the same request". */
 export function fingerprintOf(req: Request, body: unknown): string {
@@ -128,9 +103,6 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
 const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
 
-/** Attempts of a keyed request that deadlocked (PostgreSQL aborted the whole transaction; see src/db/transaction.ts). */
-const DEADLOCK_TRIES = 3;
-
 export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
@@ -166,14 +138,11 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       return answer;
     });
   try {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (!(err instanceof DeadlockException || err instanceof Deadlocked)) throw err;
-        if (tries >= DEADLOCK_TRIES) throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
-      }
-    }
+    // A keyed request that deadlocked (PostgreSQL aborted the whole transaction) runs again
+    // under the one retry policy (src/db/transaction.ts); the last deadlocked answer is sent, not stored.
+    return await retryDeadlocks(attempt, (err) => isDeadlock(err) || err instanceof Deadlocked).catch((err) => {
+      throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
+    });
   } catch (err) {
     if (!(err instanceof Discard)) throw err;
     if (!raced) return err.answer;
