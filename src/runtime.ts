@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { Pool } from 'pg';
 import Redis from 'ioredis';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
 import { answerClientErrors } from './http-errors';
 import type { Config } from './config';
@@ -13,6 +13,8 @@ import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
 import { EventHub, hubRef } from './modules/events/hub';
 import { configureEvents } from './modules/events/settings';
+import { resealWebhookSecrets } from './modules/webhooks/webhook-secrets';
+import { openSecretBox, secretsRef } from './security/secret-box';
 
 export interface Runtime {
   app: import('express').Express;
@@ -48,6 +50,10 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     statementMs: config.dbStatementTimeoutMs,
     lockMs: config.dbLockTimeoutMs,
   });
+  secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
+  // Secrets written before encryption existed are sealed before the service serves (docs/security.md).
+  const sealed = await resealWebhookSecrets(orm.em.fork() as EntityManager, secretsRef.current, 'plaintext');
+  if (sealed.resealed) logger.info(sealed, 'secrets at rest: sealed plaintext webhook secrets');
   installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));

@@ -7,15 +7,23 @@ import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
 import { AdminService } from '../modules/communities/admin.service';
 import { resolveDatabase } from '../runtime';
+import { resealWebhookSecrets } from '../modules/webhooks/webhook-secrets';
+import { openSecretBox, secretsRef } from '../security/secret-box';
 
 const USAGE = `usage: npm run admin -- <command> [options]
   create-community --name <name>
   create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>]
   revoke-key --id <key id>
+  reencrypt-secrets   seal every stored webhook secret with the first of SECRET_ENCRYPTION_KEYS
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
-async function run(service: AdminService, command: string, values: Record<string, string | undefined>) {
+async function run(service: AdminService, command: string, values: Record<string, string | undefined>, em: EntityManager) {
   switch (command) {
+    case 'reencrypt-secrets': {
+      const box = secretsRef.current!;
+      const { checked, resealed } = await resealWebhookSecrets(em, box, 'all');
+      return { keyId: box.current.id, webhookSecrets: { checked, resealed } };
+    }
     case 'create-community': {
       const c = await service.createCommunity(values.name ?? '');
       return { id: c.id, name: c.name, createdAt: c.createdAt.toISOString() };
@@ -37,6 +45,8 @@ async function run(service: AdminService, command: string, values: Record<string
   }
 }
 
+const COMMANDS = ['create-community', 'create-key', 'revoke-key', 'reencrypt-secrets'];
+
 async function main() {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
@@ -49,7 +59,7 @@ async function main() {
     },
   });
   const command = positionals[0];
-  if (!command || !['create-community', 'create-key', 'revoke-key'].includes(command)) {
+  if (!command || !COMMANDS.includes(command)) {
     console.error(USAGE);
     process.exit(2);
   }
@@ -57,7 +67,10 @@ async function main() {
   const { url, embedded } = await resolveDatabase(config, createLogger('silent'));
   const orm = await openOrm(url, 2);
   try {
-    const result = await run(new AdminService(orm.em.fork() as EntityManager), command, values);
+    // The same keys as the service: SECRET_ENCRYPTION_KEYS, else the local key file (logged to stderr).
+    secretsRef.current = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
+    const em = orm.em.fork() as EntityManager;
+    const result = await run(new AdminService(em), command, values, em);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

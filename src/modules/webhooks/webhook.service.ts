@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import dns from 'node:dns/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { pageWindow, type Page } from '../../common/pagination';
-import { isId } from '../../common/ids';
+import { isId, newId } from '../../common/ids';
 import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { notFound } from '../../errors/app-error';
@@ -11,10 +10,8 @@ import { EVENT_TYPES } from '../events/event-types';
 import { eventSettings } from '../events/settings';
 import { isPublicAddress, literalAddress } from './ssrf';
 import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
+import { newSecret, sealSecret } from './webhook-secrets';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
-
-/** `whsec_` + base64 of 24 random bytes (Standard Webhooks). */
-export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
 async function checkUrl(checks: Checks, url: string | null | undefined): Promise<void> {
@@ -73,15 +70,18 @@ export class WebhookService {
     checkEvents(checks, input.events);
     await checkUrl(checks, input.url);
     checks.done(['input']);
-    const endpoint = this.em.create(WebhookEndpoint, {
+    const id = newId();
+    const secret = newSecret();
+    this.em.create(WebhookEndpoint, {
+      id,
       communityId,
       url: input.url,
       events: input.events,
       description: input.description ?? null,
-      secret: newSecret(),
+      secret: sealSecret(id, secret),
     });
     await this.em.flush();
-    return { id: endpoint.id, externalId: null, secret: endpoint.secret };
+    return { id, externalId: null, secret };
   }
 
   async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
