@@ -104,6 +104,15 @@ export class CreatedWebhookEndpoint {
   secret!: string;
 }
 
+@ObjectType({ description: 'A rotated endpoint\'s new signing secret (whsec_...), shown only here. For 24 hours deliveries carry the signatures of both the new and the former secret, new first.' })
+export class RotatedWebhookSecret {
+  @Field(() => ID)
+  id!: string;
+
+  @Field({ description: '`whsec_` + base64 of 24 random bytes; verify signatures with it.' })
+  secret!: string;
+}
+
 @ObjectType({ description: 'One attempt of a delivery, as it happened.' })
 export class WebhookDeliveryAttempt {
   @Field()

@@ -1,7 +1,7 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { communityOf, type Context } from '../../context';
-import { CreatedWebhookEndpoint, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from './webhook.entity';
+import { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from './webhook.entity';
 import {
   CreateWebhookEndpointInput,
   UpdateWebhookEndpointInput,
@@ -48,6 +48,12 @@ export class WebhookResolver {
     @Ctx() ctx: Context,
   ) {
     return new WebhookService(ctx.em).update(communityOf(ctx), ref.id, input);
+  }
+
+  @Authorized('webhooks:write')
+  @Mutation(() => RotatedWebhookSecret, { description: 'A new signing secret, shown only here; the former one also signs for 24 hours (deliveries carry both signatures, new first).' })
+  rotateWebhookSecret(@Arg('ref', () => WebhookEndpointRef) ref: WebhookEndpointRef, @Ctx() ctx: Context) {
+    return new WebhookService(ctx.em).rotateSecret(communityOf(ctx), ref.id);
   }
 
   @Authorized('webhooks:write')

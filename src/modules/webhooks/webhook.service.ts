@@ -9,8 +9,10 @@ import { notFound } from '../../errors/app-error';
 import { EVENT_TYPES } from '../events/event-types';
 import { eventSettings } from '../events/settings';
 import { isPublicAddress, literalAddress } from './ssrf';
-import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
-import { newSecret, sealSecret } from './webhook-secrets';
+import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint, type RotatedWebhookSecret } from './webhook.entity';
+import { LockMode } from '@mikro-orm/core';
+import { transaction } from '../../db/transaction';
+import { newSecret, ROTATION_OVERLAP_MS, sealSecret } from './webhook-secrets';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
 
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
@@ -104,6 +106,26 @@ export class WebhookService {
       await this.em.flush();
     }
     return endpoint;
+  }
+
+  /**
+   * A new secret, shown only in this answer. The former one keeps signing beside it for
+   * ROTATION_OVERLAP_MS (deliveries carry both signatures, new first); a second rotation within
+   * the overlap keeps only the secret it replaces. The row is locked, so concurrent rotations
+   * follow one another.
+   */
+  async rotateSecret(communityId: string, id: string): Promise<RotatedWebhookSecret> {
+    if (!isId(id)) throw notFound('Webhook endpoint');
+    return transaction(this.em, async (tem) => {
+      const endpoint = await tem.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!endpoint) throw notFound('Webhook endpoint');
+      const secret = newSecret();
+      endpoint.previousSecret = endpoint.secret;
+      endpoint.previousSecretUntil = new Date(Date.now() + ROTATION_OVERLAP_MS);
+      endpoint.secret = sealSecret(endpoint.id, secret);
+      endpoint.modifiedAt = new Date();
+      return { id: endpoint.id, secret };
+    });
   }
 
   async remove(communityId: string, id: string): Promise<boolean> {
