@@ -102,9 +102,10 @@ function corsOrigins(raw: string | undefined): string[] | '*' {
 function secretKeys(env: NodeJS.ProcessEnv): Buffer[] {
   const raw = env.SECRET_ENCRYPTION_KEYS;
   if (!raw || !raw.trim()) {
-    // A shared database in production needs keys every instance shares: no silent per-host key file.
-    if (env.DATABASE_URL && env.NODE_ENV === 'production') {
-      throw new ConfigError('SECRET_ENCRYPTION_KEYS is required when NODE_ENV=production and DATABASE_URL is set (docs/security.md)');
+    // A shared database in production needs keys every instance shares: no silent per-host key
+    // file. A key file named explicitly (SECRET_KEY_FILE, e.g. on a shared volume) is a choice.
+    if (env.DATABASE_URL && env.NODE_ENV === 'production' && !env.SECRET_KEY_FILE) {
+      throw new ConfigError('SECRET_ENCRYPTION_KEYS (or an explicit SECRET_KEY_FILE) is required when NODE_ENV=production and DATABASE_URL is set (docs/security.md)');
     }
     return [];
   }

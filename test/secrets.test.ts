@@ -65,6 +65,7 @@ describe('SecretBox (AES-256-GCM)', () => {
     expect(loadConfig({ SECRET_ENCRYPTION_KEYS: `${a.toString('base64')}, ${b.toString('base64')}` }).secretEncryptionKeys).toEqual([a, b]);
     expect(() => loadConfig({ SECRET_ENCRYPTION_KEYS: `${a.toString('base64')},c2hvcnQ=` })).toThrow(/SECRET_ENCRYPTION_KEYS entry 2: .*32/);
     expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' })).toThrow(ConfigError);
+    expect(loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', SECRET_KEY_FILE: '/keys/k' }).secretKeyFile).toBe('/keys/k');
     expect(loadConfig({ NODE_ENV: 'production' }).secretEncryptionKeys).toEqual([]); // embedded: the key file
     expect(loadConfig({ DATABASE_URL: 'postgres://db/x' }).secretEncryptionKeys).toEqual([]); // not production: the key file
   });

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
+import type { ApiKey } from '../auth/api-key.entity';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
 import { AdminService } from '../modules/communities/admin.service';
@@ -12,8 +13,10 @@ import { openSecretBox, secretsRef } from '../security/secret-box';
 
 const USAGE = `usage: npm run admin -- <command> [options]
   create-community --name <name>
-  create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>]
+  create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>] [--expires-at <ISO time>]
+  rotate-key --id <key id> [--overlap <seconds, default 86400>] [--expires-at <ISO time, the successor's>]
   revoke-key --id <key id>
+  list-keys --community <id>
   reencrypt-secrets   seal every stored webhook secret with the first of SECRET_ENCRYPTION_KEYS
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
@@ -35,9 +38,22 @@ async function run(service: AdminService, command: string, values: Record<string
         communityId: values.community ?? '',
         scopes: values.scopes ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [],
         rateLimitPerHour: rate === undefined ? null : Number(rate),
+        expiresAt: time(values['expires-at'], '--expires-at'),
       });
-      return { id: key.id, key: plain, communityId: key.communityId, scopes: key.scopes, rateLimitPerHour: key.rateLimitPerHour ?? null };
+      return { ...keyInfo(key), key: plain };
     }
+    case 'rotate-key': {
+      const overlap = values.overlap;
+      if (overlap !== undefined && !/^\d+$/.test(overlap)) throw new AppError('VALIDATION', '--overlap must be a number of seconds');
+      const { key, plain, previous } = await service.rotateKey({
+        id: values.id ?? '',
+        overlapSeconds: overlap === undefined ? null : Number(overlap),
+        expiresAt: time(values['expires-at'], '--expires-at'),
+      });
+      return { successor: { ...keyInfo(key), key: plain }, previous: keyInfo(previous) };
+    }
+    case 'list-keys':
+      return (await service.listKeys(values.community ?? '')).map(keyInfo);
     case 'revoke-key':
       return { id: values.id, revoked: await service.revokeKey(values.id ?? '') };
     default:
@@ -45,7 +61,27 @@ async function run(service: AdminService, command: string, values: Record<string
   }
 }
 
-const COMMANDS = ['create-community', 'create-key', 'revoke-key', 'reencrypt-secrets'];
+const COMMANDS = ['create-community', 'create-key', 'rotate-key', 'revoke-key', 'list-keys', 'reencrypt-secrets'];
+
+function time(value: string | undefined, name: string): Date | null {
+  if (value === undefined) return null;
+  const date = new Date(value);
+  if (!/^\d{4}-\d\d-\d\dT/.test(value) || Number.isNaN(date.getTime())) throw new AppError('VALIDATION', `${name} must be an ISO 8601 time`);
+  return date;
+}
+
+/** A key as the operator sees it: never the key (except once, at creation) nor its hash. */
+const keyInfo = (k: ApiKey) => ({
+  id: k.id,
+  communityId: k.communityId,
+  scopes: k.scopes,
+  rateLimitPerHour: k.rateLimitPerHour ?? null,
+  createdAt: k.createdAt.toISOString(),
+  expiresAt: k.expiresAt?.toISOString() ?? null,
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  revokedAt: k.revokedAt?.toISOString() ?? null,
+  replacedBy: k.replacedBy ?? null,
+});
 
 async function main() {
   const { positionals, values } = parseArgs({
@@ -56,6 +92,8 @@ async function main() {
       scopes: { type: 'string' },
       'rate-limit': { type: 'string' },
       id: { type: 'string' },
+      overlap: { type: 'string' },
+      'expires-at': { type: 'string' },
     },
   });
   const command = positionals[0];

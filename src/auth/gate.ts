@@ -6,6 +6,7 @@ import { isUnavailable, RETRY_AFTER_SECONDS } from '../errors/classify';
 import { RequestLimiter, StoreUnavailableError, type Verdict } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
 import { KeyCache } from './key-cache';
+import { KeyUsage } from './key-usage';
 
 export interface GateConfig {
   rateLimitPerHour: number;
@@ -34,14 +35,18 @@ export function presentedKey(req: Request): string | undefined {
  */
 export class Gate {
   private readonly keys: KeyCache;
+  /** lastUsedAt, batched off the request path. */
+  readonly usage: KeyUsage;
 
   constructor(
     private readonly pool: Pool,
     private readonly limiter: RequestLimiter,
     private readonly failures: RequestLimiter,
     private readonly config: GateConfig,
+    onUsageError: (err: Error) => void = () => undefined,
   ) {
     this.keys = new KeyCache(config.keyCacheTtlMs);
+    this.usage = new KeyUsage(pool, onUsageError);
   }
 
   isOperator(req: Request): boolean {
@@ -84,6 +89,8 @@ export class Gate {
         return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key is not valid' };
       }
       if (key.revoked) return { ok: false, code: 'FORBIDDEN', detail: 'The API key has been revoked' };
+      if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key has expired' };
+      this.usage.touch(key.keyId);
       const caller: Caller = { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes };
       if (!charge) return { ok: true, caller };
       const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);

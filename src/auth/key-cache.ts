@@ -4,6 +4,8 @@ import type { KeyRecord } from './authenticate';
 /** Revocations on this instance take effect at once; other instances see them within the TTL. */
 export const keyEvents = new EventEmitter().setMaxListeners(0);
 export const KEY_REVOKED = 'revoked';
+/** A key's record changed (a rotation set its expiry): caches forget it; its connections stay. */
+export const KEY_CHANGED = 'changed';
 
 interface Entry {
   record: KeyRecord | null;
@@ -22,6 +24,7 @@ export class KeyCache {
     private readonly max = 10_000,
   ) {
     keyEvents.on(KEY_REVOKED, (keyId: string) => this.forget(keyId));
+    keyEvents.on(KEY_CHANGED, (keyId: string) => this.forget(keyId));
   }
 
   get(hash: string): KeyRecord | null | undefined {

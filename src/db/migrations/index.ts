@@ -11,6 +11,7 @@ import { Migration20261122150000_events_direct } from './Migration20261122150000
 import { Migration20261123000000_events_lean } from './Migration20261123000000_events_lean';
 import { Migration20261123010000_event_snapshots } from './Migration20261123010000_event_snapshots';
 import { Migration20261124200000_webhook_secret_sealing } from './Migration20261124200000_webhook_secret_sealing';
+import { Migration20261124210000_api_key_lifecycle } from './Migration20261124210000_api_key_lifecycle';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261123000000_events_lean', class: Migration20261123000000_events_lean },
   { name: 'Migration20261123010000_event_snapshots', class: Migration20261123010000_event_snapshots },
   { name: 'Migration20261124200000_webhook_secret_sealing', class: Migration20261124200000_webhook_secret_sealing },
+  { name: 'Migration20261124210000_api_key_lifecycle', class: Migration20261124210000_api_key_lifecycle },
 ];

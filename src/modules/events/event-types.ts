@@ -6,6 +6,9 @@ export const EVENT_RESOURCES = {
   additional_field: 'additional_fields',
   notification: 'notifications',
   import_job: 'triggers',
+  // The community's API keys (created, rotated, revoked, expired): an audit trail, never the
+  // key or its hash (docs/events.md); seen by keys holding api_keys:read (keys without scopes do).
+  api_key: 'api_keys',
 } as const;
 export type EventResource = keyof typeof EVENT_RESOURCES;
 
@@ -16,8 +19,13 @@ const EXTRA: Record<string, string[]> = {
   import_job: ['completed', 'failed'],
 };
 
+/** Resources whose actions are not created/updated/deleted. */
+const OWN_ACTIONS: Record<string, string[]> = {
+  api_key: ['created', 'rotated', 'revoked', 'expired'],
+};
+
 /** Every event type, `<resource>.<action>`. */
-export const EVENT_TYPES: string[] = Object.keys(EVENT_RESOURCES).flatMap((r) => [...CRUD, ...(EXTRA[r] ?? [])].map((a) => `${r}.${a}`));
+export const EVENT_TYPES: string[] = Object.keys(EVENT_RESOURCES).flatMap((r) => (OWN_ACTIONS[r] ?? [...CRUD, ...(EXTRA[r] ?? [])]).map((a) => `${r}.${a}`));
 
 /** The types a key may see: those of the resources it may read. */
 export function visibleTypes(scopes: Set<string>): string[] {
