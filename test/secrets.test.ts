@@ -92,6 +92,27 @@ describe('webhook secrets at rest', () => {
     await expect(sql('update webhook_endpoints set secret = ? where id = ?', ['whsec_plain', res.body.id])).rejects.toMatchObject({ code: '23514' });
   });
 
+  it('an Idempotency-Key answer that shows a secret is stored sealed and replayed in clear', async () => {
+    const key = `idem-${Date.now()}`;
+    const send = () => app.http.post('/api/v1/webhook_endpoints').set(auth(t)).set('Idempotency-Key', key).send({ url: 'http://127.0.0.1:9/i', events: ['*'] });
+    const first = await send();
+    expect(first.status).toBe(201);
+    const [stored] = await sql('select body from idempotency_keys where key = ?', [key]);
+    expect(stored.body).toMatch(/^enc1:/);
+    expect(stored.body).not.toContain(first.body.secret);
+    const again = await send();
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    // The operator's new API key too.
+    const opKey = `idem-op-${Date.now()}`;
+    const mutation = { query: 'mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id key } }', variables: { i: { communityId: t.communityId } } };
+    const op = () => app.http.post('/graphql').set('Authorization', 'Bearer test-operator-token-0123456789').set('Idempotency-Key', opKey).send(mutation);
+    const created = (await op()).body.data.createApiKey;
+    const [opStored] = await sql('select body from idempotency_keys where key = ?', [opKey]);
+    expect(opStored.body).not.toContain(created.key);
+    expect((await op()).body.data.createApiKey).toEqual(created);
+  });
+
   it('a plaintext secret written before encryption is sealed by the start-up pass', async () => {
     const em = app.runtime.orm.em.fork() as EntityManager;
     // Rows from before the check constraint existed: made here by dropping it inside a
