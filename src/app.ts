@@ -74,6 +74,7 @@ export async function createApp(deps: AppDeps) {
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
     state.get(KEY_EVENTS),
+    (err) => logger.warn({ err: err.message }, 'could not record API key use'),
   );
   // One set of document limits for /graphql over HTTP and over graphql-ws.
   const limits: QueryLimits = {
@@ -199,6 +200,7 @@ export async function createApp(deps: AppDeps) {
     close: async () => {
       await subscriptions?.close();
       await apollo.stop();
+      await gate.usage.flush();
     },
   };
 }

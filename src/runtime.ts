@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './logger';
 import { modules } from './modules';
 import type { ModuleStop } from './modules/module';
 import { RuntimeState } from './state';
+import { openSecretBox, secretsRef } from './security/secret-box';
 
 export interface Runtime {
   app: import('express').Express;
@@ -51,6 +52,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     statementMs: config.dbStatementTimeoutMs,
     lockMs: config.dbLockTimeoutMs,
   });
+  secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
   installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));

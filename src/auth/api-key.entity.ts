@@ -3,7 +3,7 @@ import { newId } from '../common/ids';
 
 @Entity({ tableName: 'api_keys' })
 export class ApiKey {
-  [OptionalProps]?: 'createdAt' | 'scopes';
+  [OptionalProps]?: 'createdAt' | 'scopes' | 'expiresAt' | 'lastUsedAt' | 'replacedBy' | 'expiryAnnouncedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
@@ -27,4 +27,20 @@ export class ApiKey {
 
   @Property({ type: 'timestamptz', length: 3 })
   createdAt: Date = new Date();
+
+  /** After this instant the key is refused (401); null: no expiry. A rotation sets it to the end of the overlap. */
+  @Property({ type: 'timestamptz', length: 3, nullable: true })
+  expiresAt?: Date | null;
+
+  /** Written in batches by the gate (src/auth/key-usage.ts), at most once a minute per key per instance. */
+  @Property({ type: 'timestamptz', length: 3, nullable: true })
+  lastUsedAt?: Date | null;
+
+  /** The key a rotation issued in this one's place. */
+  @Property({ type: 'uuid', nullable: true })
+  replacedBy?: string | null;
+
+  /** When the `api_key.expired` event was written. */
+  @Property({ type: 'timestamptz', length: 3, nullable: true })
+  expiryAnnouncedAt?: Date | null;
 }

@@ -19,9 +19,10 @@ export async function findKey(pool: Pool, plain: string, cache?: KeyCache): Prom
     scopes: string[];
     rate_limit_per_hour: number | null;
     revoked_at: Date | null;
+    expires_at: Date | null;
   }>({
     name: 'find-api-key',
-    text: 'select id, community_id, key_hash, scopes, rate_limit_per_hour, revoked_at from api_keys where key_hash = $1',
+    text: 'select id, community_id, key_hash, scopes, rate_limit_per_hour, revoked_at, expires_at from api_keys where key_hash = $1',
     values: [hash],
   });
   const row = rows[0];
@@ -30,12 +31,20 @@ export async function findKey(pool: Pool, plain: string, cache?: KeyCache): Prom
   return record;
 }
 
-function toRecord(row: { id: string; community_id: string; scopes: string[]; rate_limit_per_hour: number | null; revoked_at: Date | null }): KeyRecord {
+function toRecord(row: {
+  id: string;
+  community_id: string;
+  scopes: string[];
+  rate_limit_per_hour: number | null;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+}): KeyRecord {
   return {
     keyId: row.id,
     communityId: row.community_id,
     scopes: expandScopes(row.scopes),
     rateLimitPerHour: row.rate_limit_per_hour,
     revoked: row.revoked_at !== null,
+    expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
   };
 }

@@ -7,6 +7,8 @@ export interface KeyRecord {
   scopes: Set<string>;
   rateLimitPerHour: number | null;
   revoked: boolean;
+  /** Epoch ms after which the key is refused; null: no expiry. */
+  expiresAt: number | null;
 }
 
 /**
@@ -15,6 +17,8 @@ export interface KeyRecord {
  */
 export const KEY_EVENTS = slot('keyEvents', () => new EventEmitter().setMaxListeners(0));
 export const KEY_REVOKED = 'revoked';
+/** A key's record changed (a rotation set its expiry): caches forget it; its connections stay. */
+export const KEY_CHANGED = 'changed';
 
 interface Entry {
   record: KeyRecord | null;
@@ -34,6 +38,7 @@ export class KeyCache {
     private readonly max = 10_000,
   ) {
     keyEvents.on(KEY_REVOKED, (keyId: string) => this.forget(keyId));
+    keyEvents.on(KEY_CHANGED, (keyId: string) => this.forget(keyId));
   }
 
   get(hash: string): KeyRecord | null | undefined {

@@ -6,6 +6,7 @@ import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
 import type { Answer } from './answer';
+import { secrets } from '../security/secret-box';
 
 /**
  * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
@@ -108,10 +109,19 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
     return problemAnswer(problem(422, detail, [{ pointer: '#/header/Idempotency-Key', detail }]));
   };
+  // Stored answers are sealed (docs/security.md): some carry a secret shown once (a webhook
+  // endpoint's, a rotated one, an operator's new API key), and none belongs in the database in clear.
+  const box = secrets();
+  const sealedFor = `idempotency_keys:${owner}:${key}`;
   const replay = (stored: Stored): Answer =>
     stored.fingerprint !== fingerprint
       ? reused()
-      : { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' } };
+      : {
+          status: stored.status,
+          contentType: stored.content_type,
+          body: box.isSealed(stored.body) ? box.open(stored.body, sealedFor) : stored.body,
+          headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' },
+        };
   const busy = () => problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later'));
   let raced = false;
   const attempt = () =>
@@ -124,7 +134,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       if (answer.deadlocked) throw new Deadlocked(answer);
       const status = answer.classifyAs ?? answer.status;
       // The answer's own headers (e.g. Location) are part of it; Retry-After and the like never are (5xx is not stored).
-      const row = [owner, key, fingerprint, answer.status, answer.contentType, answer.body, JSON.stringify(answer.headers ?? {})];
+      const row = [owner, key, fingerprint, answer.status, answer.contentType, box.seal(answer.body, sealedFor), JSON.stringify(answer.headers ?? {})];
       if (status >= 300) {
         // An error answer keeps no effects: store it on another connection while this
         // transaction still holds the key (no other request can slip in), then roll back.

@@ -1,7 +1,13 @@
 import { Migration20261124000000_baseline } from './Migration20261124000000_baseline';
+import { Migration20261124200000_webhook_secret_sealing } from './Migration20261124200000_webhook_secret_sealing';
+import { Migration20261124210000_api_key_lifecycle } from './Migration20261124210000_api_key_lifecycle';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
  * imports nothing but `@mikro-orm/migrations`; a committed migration never changes.
  */
-export const migrationsList = [{ name: 'Migration20261124000000_baseline', class: Migration20261124000000_baseline }];
+export const migrationsList = [
+  { name: 'Migration20261124000000_baseline', class: Migration20261124000000_baseline },
+  { name: 'Migration20261124200000_webhook_secret_sealing', class: Migration20261124200000_webhook_secret_sealing },
+  { name: 'Migration20261124210000_api_key_lifecycle', class: Migration20261124210000_api_key_lifecycle },
+];

@@ -21,3 +21,15 @@ export interface EventSource {
   /** Actions besides created, updated and deleted. */
   actions?: string[];
 }
+
+/**
+ * A resource whose events the service writes itself in the changing transaction, with `data`
+ * as JSON in the row (API keys: docs/security.md): no snapshot, no capture trigger.
+ */
+export interface WrittenEventSource {
+  resource: string;
+  /** The read scope a key needs to see these events (besides `events:read`). */
+  scope: Resource;
+  /** Its actions: the event types are `<resource>.<action>`. */
+  actions: readonly string[];
+}

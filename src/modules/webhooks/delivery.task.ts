@@ -9,6 +9,8 @@ import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
 import { eventData } from '../events/event-types';
 import { EVENT_SETTINGS, type EventSettings } from '../events/settings';
+import { SecretError } from '../../security/secret-box';
+import { openSecret } from './webhook-secrets';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 
 export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
@@ -73,6 +75,21 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
   });
 };
 
+/**
+ * The webhook-signature header: the current secret's signature, then, during the overlap after
+ * a rotation, the previous secret's (space-separated, new first, as Standard Webhooks allows).
+ * A secret that does not decrypt fails the attempt with a message naming the key id only.
+ */
+function signatures(row: DeliveryRow, timestamp: number): { header: string } | { error: string } {
+  try {
+    const secrets = [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])].map((s) => openSecret(row.endpoint_id, s));
+    return { header: secrets.map((s) => sign(s, row.event_id, timestamp, row.payload)).join(' ') };
+  } catch (err) {
+    if (err instanceof SecretError) return { error: err.message };
+    throw err;
+  }
+}
+
 interface DeliveryRow {
   id: string;
   event_id: string;
@@ -81,6 +98,7 @@ interface DeliveryRow {
   attempts: number;
   url: string;
   secret: string;
+  previous_secret: string | null;
   enabled: boolean;
   endpoint_id: string;
 }
@@ -121,7 +139,8 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, 
   const deliveryId = (payload as { deliveryId: string }).deliveryId;
   const em = orm.em.fork() as EntityManager;
   const [row] = await em.execute<DeliveryRow[]>(
-    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret, w.enabled, w.id as endpoint_id
+    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret,
+            case when w.previous_secret_until > now() then w.previous_secret end as previous_secret, w.enabled, w.id as endpoint_id
        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.id = ?`,
     [deliveryId],
   );
@@ -136,11 +155,14 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, 
       outcome = { status: null, error: `${literal} is not a public address` };
     } else {
       const timestamp = Math.floor(Date.now() / 1000);
-      outcome = await post(eventSettings, url, row.payload, {
-        'webhook-id': row.event_id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(row.secret, row.event_id, timestamp, row.payload),
-      });
+      const signature = signatures(row, timestamp);
+      outcome = 'error' in signature
+        ? { status: null, error: signature.error }
+        : await post(eventSettings, url, row.payload, {
+            'webhook-id': row.event_id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signature.header,
+          });
     }
   }
   const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;

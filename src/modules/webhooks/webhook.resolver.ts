@@ -1,7 +1,7 @@
 import { Arg, Args, Authorized, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { pageOf } from '../../common/pagination';
 import { Community, type Context } from '../../context';
-import { CreatedWebhookEndpoint, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from './webhook.entity';
+import { CreatedWebhookEndpoint, RotatedWebhookSecret, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint } from './webhook.entity';
 import {
   CreateWebhookEndpointInput,
   UpdateWebhookEndpointInput,
@@ -49,6 +49,12 @@ export class WebhookResolver {
     @Ctx() ctx: Context,
   ) {
     return ctx.service(WebhookService).update(communityId, ref.id, input);
+  }
+
+  @Authorized('webhooks:write')
+  @Mutation(() => RotatedWebhookSecret, { description: 'A new signing secret, shown only here; the former one also signs for 24 hours (deliveries carry both signatures, new first).' })
+  rotateWebhookSecret(@Arg('ref', () => WebhookEndpointRef) ref: WebhookEndpointRef, @Community() communityId: string, @Ctx() ctx: Context) {
+    return ctx.service(WebhookService).rotateSecret(communityId, ref.id);
   }
 
   @Authorized('webhooks:write')

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import dns from 'node:dns/promises';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { pageWindow, type Page } from '../../common/pagination';
-import { isId } from '../../common/ids';
+import { isId, newId } from '../../common/ids';
 import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
 import { notFound, orNotFound } from '../../errors/app-error';
@@ -12,11 +11,11 @@ import { EVENT_TYPES } from '../events/event-types';
 import { EVENT_SETTINGS } from '../events/settings';
 import type { RuntimeState } from '../../state';
 import { isPublicAddress, literalAddress } from './ssrf';
-import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
+import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint, type RotatedWebhookSecret } from './webhook.entity';
+import { LockMode } from '@mikro-orm/core';
+import { transaction } from '../../db/transaction';
+import { newSecret, ROTATION_OVERLAP_MS, sealSecret } from './webhook-secrets';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
-
-/** `whsec_` + base64 of 24 random bytes (Standard Webhooks). */
-export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
 async function checkUrl(checks: Checks, url: string | null | undefined, allowPrivateNetworks: boolean): Promise<void> {
@@ -80,15 +79,18 @@ export class WebhookService {
     checkEvents(checks, input.events);
     await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
-    const endpoint = this.em.create(WebhookEndpoint, {
+    const id = newId();
+    const secret = newSecret();
+    this.em.create(WebhookEndpoint, {
+      id,
       communityId,
       url: input.url,
       events: input.events,
       description: input.description ?? null,
-      secret: newSecret(),
+      secret: sealSecret(id, secret),
     });
     await this.em.flush();
-    return { id: endpoint.id, externalId: null, secret: endpoint.secret };
+    return { id, externalId: null, secret };
   }
 
   async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
@@ -104,6 +106,26 @@ export class WebhookService {
     wrap(endpoint).assign({ ...input, ...(enabling ? { disabledReason: null, failingSince: null } : {}) }, { ignoreUndefined: true });
     await this.em.flush();
     return endpoint;
+  }
+
+  /**
+   * A new secret, shown only in this answer. The former one keeps signing beside it for
+   * ROTATION_OVERLAP_MS (deliveries carry both signatures, new first); a second rotation within
+   * the overlap keeps only the secret it replaces. The row is locked, so concurrent rotations
+   * follow one another.
+   */
+  async rotateSecret(communityId: string, id: string): Promise<RotatedWebhookSecret> {
+    if (!isId(id)) throw notFound('Webhook endpoint');
+    return transaction(this.em, async (tem) => {
+      const endpoint = await tem.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!endpoint) throw notFound('Webhook endpoint');
+      const secret = newSecret();
+      endpoint.previousSecret = endpoint.secret;
+      endpoint.previousSecretUntil = new Date(Date.now() + ROTATION_OVERLAP_MS);
+      endpoint.secret = sealSecret(endpoint.id, secret);
+      endpoint.modifiedAt = new Date();
+      return { id: endpoint.id, secret };
+    });
   }
 
   async remove(communityId: string, id: string): Promise<boolean> {
