@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import type Redis from 'ioredis';
 import { Gate } from './auth/gate';
 import type { Config } from './config';
-import { callerKey, createContext } from './context';
+import { createContext, enterCaller } from './context';
 import { callerScope } from './db/caller-budget';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
@@ -152,8 +152,7 @@ export async function createApp(deps: AppDeps) {
           const kind = KINDS[outcome.code];
           throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
-        const scope = callerScope.getStore();
-        if (scope && outcome.caller) scope.key = callerKey(outcome.caller);
+        if (outcome.caller) enterCaller(outcome.caller, (fields, msg) => logger.info(fields, msg));
         return createContext(em, outcome.caller, res.locals.requestId, state);
       },
     }),

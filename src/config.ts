@@ -21,6 +21,8 @@ export interface Config {
   dbPoolMax: number;
   /** Pool connections one caller (key or operator) may hold at once (src/db/caller-budget.ts). */
   dbConnectionsPerCaller: number;
+  /** Row-level security on request work (src/db/tenancy.ts); off only to measure its cost. */
+  dbRowSecurity: boolean;
   dbCallerWaitMs: number;
   dbStatementTimeoutMs: number;
   dbLockTimeoutMs: number;
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     dbConnectionsPerCaller: int(env, 'DB_CONNECTIONS_PER_CALLER', 4, 1, 200),
+    dbRowSecurity: bool(env, 'DB_ROW_SECURITY', true),
     dbCallerWaitMs: int(env, 'DB_CALLER_WAIT_SECONDS', 5, 1, 60) * 1000,
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     dbLockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,

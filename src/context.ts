@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createParameterDecorator, type AuthChecker } from 'type-graphql';
+import { callerScope } from './db/caller-budget';
 import { AppError } from './errors/app-error';
 import { Loaders } from './loaders';
 import type { RuntimeState } from './state';
@@ -14,6 +15,37 @@ export type Caller =
  * each other's answers).
  */
 export const callerKey = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
+
+/**
+ * Fills the request's caller scope once the caller is known: its connection budget key and
+ * the community the database's row-level security applies to the request's work; an
+ * operator's request spans communities and runs under the tenancy bypass, logged
+ * (src/db/tenancy.ts).
+ */
+export function enterCaller(caller: Caller, log?: (fields: object, msg: string) => void): void {
+  const scope = callerScope.getStore();
+  if (!scope) return;
+  scope.key = callerKey(caller);
+  if (caller.kind === 'key') scope.communityId = caller.communityId;
+  else if (!scope.bypass) {
+    scope.bypass = 'operator';
+    log?.({ reason: scope.bypass }, 'tenancy bypass: this request runs across communities');
+  }
+}
+
+/**
+ * The community the application's own filters use. Normally the caller's; for the proof that
+ * the database's layer stands on its own (test/row-level-security.test.ts), and only when
+ * NODE_ENV=test, TENANCY_TEST_APP_COMMUNITY=<from>=<to> makes the application filter the
+ * requests of community <from> as if they were <to>'s, while the database still holds them
+ * to <from>.
+ */
+function appCommunity(communityId: string): string {
+  const swap = process.env.NODE_ENV === 'test' ? process.env.TENANCY_TEST_APP_COMMUNITY : undefined;
+  if (!swap) return communityId;
+  const [from, to] = swap.split('=');
+  return from === communityId && to ? to : communityId;
+}
 
 /** A service class: built per request around the request's EntityManager (and the runtime's state, for those that read it). */
 export type ServiceClass<T> = new (em: EntityManager, state: RuntimeState) => T;
@@ -36,7 +68,7 @@ export function createContext(em: EntityManager, caller: Caller | undefined, req
   // keepTransactionContext: a request with an Idempotency-Key runs in one transaction (src/http/idempotency.ts).
   const fork = em.fork({ clear: true, useContext: false, keepTransactionContext: true }) as EntityManager;
   const services = new Map<ServiceClass<unknown>, unknown>();
-  const communityId = caller?.kind === 'key' ? caller.communityId : NO_COMMUNITY;
+  const communityId = caller?.kind === 'key' ? appCommunity(caller.communityId) : NO_COMMUNITY;
   return {
     caller,
     em: fork,
@@ -53,7 +85,7 @@ export function createContext(em: EntityManager, caller: Caller | undefined, req
 
 /** The community of a key caller; the operator has none and may not touch community data. */
 export function communityOf(ctx: Context): string {
-  if (ctx.caller?.kind === 'key') return ctx.caller.communityId;
+  if (ctx.caller?.kind === 'key') return appCommunity(ctx.caller.communityId);
   throw new AppError('FORBIDDEN', 'This operation needs a community API key');
 }
 

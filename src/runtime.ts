@@ -8,7 +8,8 @@ import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
 import { CallerBudget, installCallerBudget } from './db/caller-budget';
-import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
+import { installTenancy, prepareTenancy } from './db/tenancy';
+import { QUEUE_SCHEMA, migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
 import { modules } from './modules';
@@ -62,6 +63,11 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
+  // Row-level security: the service role and its grants, then request work switched to it (src/db/tenancy.ts).
+  if (config.dbRowSecurity) {
+    await prepareTenancy(pool, QUEUE_SCHEMA);
+    installTenancy(orm.em);
+  } else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
   const state = new RuntimeState();
   const stops: ModuleStop[] = [];
   for (const m of modules) {

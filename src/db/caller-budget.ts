@@ -21,6 +21,10 @@ import { interceptPool } from './driver-pool';
 export interface CallerScope {
   /** Set once the caller is known (GraphQL learns it after the body is read). */
   key?: string;
+  /** The caller's community: the database's tenancy setting for the request's work (src/db/tenancy.ts). */
+  communityId?: string;
+  /** Why this request spans communities (the operator): the database's tenancy is bypassed, logged. */
+  bypass?: string;
 }
 
 export const callerScope = new AsyncLocalStorage<CallerScope>();

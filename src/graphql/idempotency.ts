@@ -6,7 +6,7 @@ import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import type { Gate } from '../auth/gate';
-import { callerKey, createContext, type Context } from '../context';
+import { callerKey, createContext, enterCaller, type Context } from '../context';
 import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
 import type { RuntimeState } from '../state';
@@ -59,6 +59,7 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
     res.locals.gateOutcome = outcome; // the Apollo context reuses it: one count per request
     if (!outcome.ok || !outcome.caller) return next();
     const caller = outcome.caller;
+    enterCaller(caller); // the connection budget and the database's tenancy, before the transaction opens
     const headers = new HeaderMap();
     for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     const { query, variables, operationName } = req.body as Record<string, unknown>;

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { callerKey, createContext, type Caller } from '../context';
+import { callerKey, createContext, enterCaller, type Caller } from '../context';
 import { callerScope } from '../db/caller-budget';
 import { classify } from '../errors/classify';
 import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
@@ -204,7 +204,11 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
 
     router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>
       // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
-      callerScope.run({ key: callerKey(res.locals.caller as Caller) }, () => handle(req, res)),
+      callerScope.run({}, () => {
+        // ... and the database's tenancy: the caller's community (src/db/tenancy.ts).
+        enterCaller(res.locals.caller as Caller, (fields, msg) => deps.logger.info(fields, msg));
+        return handle(req, res);
+      }),
     );
 
     const handle = async (req: Request, res: Response) => {

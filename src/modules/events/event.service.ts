@@ -85,7 +85,7 @@ export class EventService {
         ? await this.em.execute(
             `select (select c.committed_at from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = ?
                       where c.community_id = ? and c.position = ?) as committed_at,
-                    coalesce((select min(position) from event_commits), (select last_value + 1 from event_positions))::text as oldest`,
+                    event_oldest_position()::text as oldest`,
             [place.seq, communityId, place.position],
           )
         : [];
