@@ -134,6 +134,10 @@ export function peerGoals(r: BenchResults): Goal[] {
     target: '<= 150 MB and >= 0.95x',
     status: !Number.isFinite(capped) ? 'not measured' : peak <= 150 && capped >= 0.95 ? 'pass' : 'short',
   });
+  // Row-level security on (rest) against off (norls, DB_ROW_SECURITY=off), paired per round.
+  for (const [id, label] of [['groups20', 'GET /groups?limit=20'], ['addGroup', 'POST /groups']]) {
+    out.push(atLeast(`${label} with row-level security vs without (REST / norls, throughput)`, ratio(id, 'rest', 'norls'), 0.95, x));
+  }
   const single = (id: string) => r.singles.find((s) => s.id === id)?.restMedian ?? NaN;
   const b = WRITE_BASELINE;
   out.push(atLeast(`POST /groups does not regress (${b.addGroupRps} req/s before)`, op('addGroup')?.arms.rest.rpsMedian ?? NaN, b.addGroupRps, (v) => `${Math.round(v)} req/s`));

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { transformFileSync } from '@swc/core';
 import { openBenchDatabase, serverVersion, type BenchDatabase } from './db';
 import { timeImport } from './import';
-import { ARMS, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
+import { ARMS, armsOf, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
@@ -145,9 +145,10 @@ async function main() {
           ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { REDIS_URL: redisUrl }, note: `REDIS_URL=${redisUrl} (rate limits in Redis)` }
           : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
       nojit: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { GRAPHQL_JIT: 'false' }, note: 'GRAPHQL_JIT=false (route documents on graphql-js execute)' }),
+      norls: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { DB_ROW_SECURITY: 'off' }, note: 'DB_ROW_SECURITY=off (requests not held to their community by the database)' }),
     };
     for (const arm of VARIANT_ARMS) {
-      if (!arms.includes(arm) || !ops.some((op) => op.peer)) continue;
+      if (!arms.includes(arm) || !ops.some((op) => armsOf(op, [arm]).length)) continue;
       const how = await variants[arm]();
       if (typeof how === 'string') {
         notes.push(`The arm \`${arm}\` was ${how}.`);
