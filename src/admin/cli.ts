@@ -12,6 +12,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
   create-community --name <name>
   create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>]
   revoke-key --id <key id>
+  --help, -h   prints this text
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
 async function run(service: AdminService, command: string, values: Record<string, string | undefined>) {
@@ -46,9 +47,14 @@ async function main() {
       scopes: { type: 'string' },
       'rate-limit': { type: 'string' },
       id: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0];
+  if (values.help || command === 'help') {
+    console.log(USAGE);
+    return;
+  }
   if (!command || !['create-community', 'create-key', 'revoke-key'].includes(command)) {
     console.error(USAGE);
     process.exit(2);
@@ -57,7 +63,8 @@ async function main() {
   const { url, embedded } = await resolveDatabase(config, createLogger('silent'));
   const orm = await openOrm(url, 2);
   try {
-    const result = await run(new AdminService(orm.em.fork() as EntityManager), command, values);
+    const { help: _help, ...options } = values;
+    const result = await run(new AdminService(orm.em.fork() as EntityManager), command, options);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {
