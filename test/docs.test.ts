@@ -192,12 +192,23 @@ describe('what the docs promise besides the walkthrough', () => {
     }
   });
 
-  it('docs/events.md shows an event id shaped like the ids the service assigns', () => {
+  it('docs/events.md shows an event id shaped like the ids the service assigns', async () => {
     const text = fs.readFileSync(path.join(ROOT, 'docs/events.md'), 'utf8');
     const json = /```json\n([\s\S]*?)\n```/.exec(text)![1];
     const { id } = JSON.parse(json);
-    // event_id(): 48 bits of position, version 8, variant 10, 60 bits of seq (test/events.test.ts checks served ids).
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // event_id(): 48 bits of position, version 8, variant 10, 60 bits of seq.
+    const shape = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(id).toMatch(shape);
+    const app = await startTestApp();
+    try {
+      const t = await app.tenant();
+      await app.http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'Evented' }).expect(201);
+      const feed = await app.http.get('/api/v1/events').set('X-API-Key', t.key).expect(200);
+      expect(feed.body.results.length).toBeGreaterThan(0);
+      for (const event of feed.body.results) expect(event.id).toMatch(shape);
+    } finally {
+      await app.close();
+    }
   });
 
   it('every shell block of README.md is found', () => {
