@@ -96,15 +96,18 @@ export async function createApp(deps: AppDeps) {
   app.use(requestIds(logger));
   // A JSON API: the HTML pages (Sandbox, docs) bring their own CSP.
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
-  app.use(
-    cors({
-      origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
-      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      maxAge: 600,
-    }),
-  );
+  // Unset CORS_ORIGINS: no CORS middleware, so no CORS header at all (not even the exposed-headers list).
+  if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+        allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
+        exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
+        methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+        maxAge: 600,
+      }),
+    );
+  }
 
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
