@@ -46,6 +46,12 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   webhookRetryBaseMs: number;
   webhookTimeoutMs: number;
+  /** Prometheus metrics on GET /metrics (src/observability/metrics.ts). */
+  metricsEnabled: boolean;
+  /** Serve /metrics on this port only (not on PORT); undefined: on PORT. */
+  metricsPort: number | undefined;
+  /** After SIGTERM: readiness 503 but still serving for this long, then stop accepting and drain. */
+  shutdownDelayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -142,5 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    metricsEnabled: bool(env, 'METRICS_ENABLED', true),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300) * 1000,
   };
 }

@@ -18,6 +18,8 @@ export interface Context {
   /** The request's instance of a service, built on first use. */
   service<T>(service: ServiceClass<T>): T;
   requestId: string;
+  /** The operation Apollo Server resolved (/graphql): for metrics and the request log. */
+  operation?: { type: string; name?: string };
 }
 
 const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';

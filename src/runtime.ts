@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { Pool } from 'pg';
 import Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -13,6 +13,8 @@ import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
 import { EventHub, hubRef } from './modules/events/hub';
 import { configureEvents } from './modules/events/settings';
+import { Metrics } from './observability/metrics';
+import { Health } from './observability/health';
 
 export interface Runtime {
   app: import('express').Express;
@@ -22,6 +24,10 @@ export interface Runtime {
   logger: Logger;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
+  /** Prometheus metrics (undefined with METRICS_ENABLED=false). */
+  metrics?: Metrics;
+  /** Liveness and readiness; `health.draining` turns readiness off (SIGTERM). */
+  health: Health;
   /** Serves GraphQL subscriptions on the server listening for `app`. */
   attach(server: Server): void;
   close(): Promise<void>;
@@ -48,9 +54,26 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     statementMs: config.dbStatementTimeoutMs,
     lockMs: config.dbLockTimeoutMs,
   });
-  installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
+  const metrics = config.metricsEnabled
+    ? new Metrics({ orm, pool, poolMax: config.dbPoolMax, tasks: Object.keys(tasks), logger })
+    : undefined;
+  installCallerBudget(
+    orm,
+    new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs, metrics && {
+      waited: () => metrics.budgetWaits.inc(),
+      refused: () => metrics.budgetRefusals.inc(),
+    }),
+  );
+  if (metrics) {
+    // 57014: statement_timeout; 55P03: lock_timeout (knex's event, also emitted by db/prepared.ts).
+    orm.em.getConnection().getKnex().on('query-error', (err: { code?: string }) => {
+      if (err?.code === '57014') metrics.statementsCancelled.inc({ reason: 'statement_timeout' });
+      else if (err?.code === '55P03') metrics.statementsCancelled.inc({ reason: 'lock_timeout' });
+    });
+  }
+  const health = new Health(pool);
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -59,8 +82,8 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   await migrateQueue(databaseUrl, logger);
   configureEvents(config);
   const hub = (hubRef.current = new EventHub(databaseUrl, logger));
-  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger });
-  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, metrics, health });
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger, metrics }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
     orm,
@@ -68,6 +91,8 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     redis,
     logger,
     queue,
+    metrics,
+    health,
     attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
@@ -80,7 +105,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   };
 }
 
-export function listen(app: import('express').Express, port: number): Promise<Server> {
+export function listen(app: RequestListener, port: number): Promise<Server> {
   // Not app.listen: Express 5 calls its callback on 'error' too, so a taken port looked like a start.
   return new Promise((resolve, reject) => {
     const server = createServer(app);

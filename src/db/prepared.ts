@@ -77,6 +77,7 @@ export async function prepared<R extends QueryResultRow>(em: EntityManager, sql:
       if (!trx) await client.releaseConnection(connection);
     }
   } catch (err) {
+    knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
     throw em.getDriver().convertException(err as Error);
   }
 }

@@ -3,6 +3,8 @@ import { Pool } from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
 import { WorkerLiveness } from './liveness';
+import type { Metrics } from '../observability/metrics';
+import { inJobSpan, traceCarrier } from '../observability/spans';
 
 /**
  * The durable job queue: graphile-worker on the service's own PostgreSQL (docs/jobs.md).
@@ -15,6 +17,7 @@ export const QUEUE_SCHEMA = 'graphile_worker';
 export interface TaskDeps {
   orm: MikroORM;
   logger: Logger;
+  metrics?: Metrics;
 }
 export type TaskHandler = (payload: unknown, helpers: JobHelpers, deps: TaskDeps) => Promise<void>;
 
@@ -78,7 +81,8 @@ export async function startQueue(
   const pool = queuePool(databaseUrl, concurrency + 2, deps.logger);
   const taskList: TaskList = {};
   for (const [name, handler] of Object.entries(tasks)) {
-    taskList[name] = (payload, helpers) => handler(payload, helpers, deps);
+    // Each job is its own trace, linked to the one that queued it (src/observability/spans.ts).
+    taskList[name] = (payload, helpers) => inJobSpan(name, payload, () => handler(payload, helpers, deps));
   }
   const liveness = new WorkerLiveness(pool, QUEUE_SCHEMA, deps.logger, opts.staleSeconds ?? 30);
   let runner: Runner;
@@ -124,6 +128,9 @@ export interface EnqueueOptions {
  * only if the records it works on were committed, so nothing is queued for a failed request.
  */
 export async function enqueue(em: EntityManager, task: string, payload: object, opts: EnqueueOptions = {}): Promise<void> {
+  // The request's trace context rides along, so the job's trace links back to it.
+  const trace = traceCarrier();
+  if (trace) payload = { ...payload, _trace: trace };
   await em.execute(
     `select 1 from ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => ?, job_key => ?)`,
     [task, JSON.stringify(payload), opts.runAt?.toISOString() ?? null, opts.maxAttempts ?? 10, opts.jobKey ?? null],

@@ -8,6 +8,7 @@ import { QUEUE_SCHEMA } from '../../jobs/queue';
 import { eventData } from '../../db/migrations/event-capture';
 import { eventSettings } from '../events/settings';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
+import { traceCarrier } from '../../observability/spans';
 
 export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
 export const DELIVER_WEBHOOK = 'webhooks:deliver';
@@ -45,14 +46,15 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
           order by e.seq
          on conflict (endpoint_id, event_id) do nothing
          returning id)
-       select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
-      [Number(position), communityId ?? null, communityId ?? null, DELIVER_WEBHOOK],
+       select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id, '_trace', ?::json), max_attempts => 25) from ins`,
+      [Number(position), communityId ?? null, communityId ?? null, DELIVER_WEBHOOK, JSON.stringify(traceCarrier() ?? null)],
     );
   });
 };
 
 interface DeliveryRow {
   id: string;
+  created_at: Date;
   event_id: string;
   payload: string;
   status: string;
@@ -94,11 +96,11 @@ function post(url: URL, body: string, headers: Record<string, string>): Promise<
 }
 
 /** One attempt of one delivery; the outcome and the next attempt (if any) are written in one transaction. */
-export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }) => {
+export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, metrics }) => {
   const deliveryId = (payload as { deliveryId: string }).deliveryId;
   const em = orm.em.fork() as EntityManager;
   const [row] = await em.execute<DeliveryRow[]>(
-    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret, w.enabled, w.id as endpoint_id
+    `select d.id, d.created_at, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret, w.enabled, w.id as endpoint_id
        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.id = ?`,
     [deliveryId],
   );
@@ -121,6 +123,7 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }
     }
   }
   const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  // The outgoing POST carries `traceparent` (the http instrumentation, inside this job's span).
   const error = ok ? null : (outcome.error ?? `answered ${outcome.status}`);
   const attempts = row.attempts + 1;
   const step = RETRY_STEPS[attempts - 1];
@@ -151,9 +154,11 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }
     if (retry) {
       await tem.execute(`select ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => 25)`, [
         DELIVER_WEBHOOK,
-        JSON.stringify({ deliveryId: row.id }),
+        JSON.stringify({ deliveryId: row.id, _trace: (payload as { _trace?: unknown })._trace ?? null }),
         next!.toISOString(),
       ]);
     }
   });
+  metrics?.webhookDeliveries.inc({ outcome: ok ? 'succeeded' : retry ? 'retrying' : 'failed' });
+  if (ok) metrics?.webhookLag.observe((Date.now() - new Date(row.created_at).getTime()) / 1000);
 };
