@@ -137,7 +137,7 @@ export async function createApp(deps: AppDeps) {
         const context = createContext(em, outcome.caller, res.locals.requestId);
         // For the request's log line and metrics: the key id and, once resolved, the operation type.
         res.locals.caller = outcome.caller;
-        res.locals.graphql = context;
+        res.locals.graphql = context.operation = {};
         return context;
       },
     }),

@@ -18,8 +18,11 @@ export interface Context {
   /** The request's instance of a service, built on first use. */
   service<T>(service: ServiceClass<T>): T;
   requestId: string;
-  /** The operation Apollo Server resolved (/graphql): for metrics and the request log. */
-  operation?: { type: string; name?: string };
+  /**
+   * /graphql: filled with the operation Apollo Server resolved, for the request's metrics and
+   * log line (an object the app keeps a reference to: Apollo Server clones the context).
+   */
+  operation?: { type?: string; name?: string };
 }
 
 const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';

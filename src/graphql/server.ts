@@ -69,7 +69,7 @@ const noteOperation: ApolloServerPlugin<Context> = {
   async requestDidStart() {
     return {
       async didResolveOperation({ operation, operationName, contextValue }) {
-        if (operation) contextValue.operation = { type: operation.operation, name: operationName ?? undefined };
+        if (operation && contextValue.operation) Object.assign(contextValue.operation, { type: operation.operation, name: operationName ?? undefined });
       },
     };
   },

@@ -3,7 +3,7 @@ import { context, trace } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import type { Caller } from '../context';
 import { scrubUrl, type Logger } from '../logger';
-import { methodLabel, type Metrics } from './metrics';
+import { observeRequest, type Metrics } from './metrics';
 import { nameRequestSpan } from './spans';
 import { tracingStarted } from './tracing';
 
@@ -61,8 +61,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
       const api = rest ? 'rest' : path === '/graphql' ? 'graphql' : 'other';
       const operationType =
         (res.locals.operationType as string | undefined) ??
-        (res.locals.graphql as { operation?: { type: string } } | undefined)?.operation?.type ?? (api === 'rest' ? (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation') : 'none');
-      metrics?.httpDuration.observe({ method: methodLabel(req.method), route, status_code: String(status), api, operation_type: operationType }, seconds);
+        (res.locals.graphql as { type?: string } | undefined)?.type ?? (api === 'rest' ? (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation') : 'none');
+      if (metrics) observeRequest(metrics, { method: req.method, route, status, api, operationType }, seconds);
       const caller = res.locals.caller as Caller | undefined;
       const span = otel && trace.getSpan(otel)?.spanContext();
       logger.info(
