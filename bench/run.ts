@@ -196,7 +196,7 @@ async function main() {
         connections: settings.connections,
         log,
       });
-      log(`observability: ${observability.arms.map((a) => `${a.id} ${Math.round(a.rpsMedian)}/s (${a.vsOff.toFixed(3)})`).join(', ')}`);
+      log(`observability: ${observability.arms.map((a) => `${a.id} ${Math.round(a.rpsMedian)}/s (${a.vsOff.toFixed(3)}), ${a.cpuMs.toFixed(3)} ms CPU (${a.cpuVsOff.toFixed(3)})`).join(', ')}`);
     }
 
     const singles = [];
