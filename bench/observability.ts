@@ -77,7 +77,8 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
         METRICS_ENABLED: 'true',
         OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
+        // BENCH_OBS_SAMPLE: another ratio, to tell what every request pays from what sampled ones do.
+        OTEL_TRACES_SAMPLER_ARG: process.env.BENCH_OBS_SAMPLE || '0.1',
         OTEL_SERVICE_NAME: 'community-api-bench',
       },
     },

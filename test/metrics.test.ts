@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import fc from 'fast-check';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listen } from '../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { requestArb } from './helpers/fuzz';
@@ -146,4 +147,45 @@ describe('series stay bounded', () => {
     console.log(`metrics: ${series} series after ${REQUESTS} requests (${routes.size} route labels, ${families.get(H)!.metrics.length} request label sets)`);
     expect(series).toBeLessThan(1000);
   }, 600_000);
+});
+
+describe('database metrics', () => {
+  let app: TestApp;
+  let t: Tenant;
+  beforeAll(async () => {
+    // One connection per caller, a short wait for it, and a lock timeout longer than that wait.
+    app = await startTestApp({ DB_CONNECTIONS_PER_CALLER: '1', DB_CALLER_WAIT_SECONDS: '1', DB_LOCK_TIMEOUT_SECONDS: '2' });
+    t = await app.tenant({ rateLimitPerHour: 10_000_000 });
+  });
+  afterAll(() => app.close());
+
+  it('counts per-caller budget waits and refusals, and statements cancelled by lock_timeout', async () => {
+    const http = request(app.runtime.app);
+    const id = (await http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'locked' })).body.id as string;
+    const scrape = async () => parseMetrics((await http.get('/metrics')).text);
+    const before = await scrape();
+    const locker = new Client({ connectionString: inject('databaseUrl') });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('select 1 from groups where id = $1 for update', [id]);
+      // The PATCH holds the caller's one connection while it waits 2 s for the row lock;
+      // the GET queues behind it for 1 s and is refused.
+      const patch = http.patch(`/api/v1/groups/${id}`).set('X-API-Key', t.key).send({ name: 'waits' }).then((r) => r);
+      await new Promise((r) => setTimeout(r, 200));
+      const get = await http.get('/api/v1/groups').set('X-API-Key', t.key);
+      expect(get.status).toBe(503);
+      expect((await patch).status).toBe(503);
+    } finally {
+      await locker.query('rollback');
+      await locker.end();
+    }
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
+    expect(delta('db_caller_budget_waits_total')).toBeGreaterThanOrEqual(1);
+    expect(delta('db_caller_budget_refusals_total')).toBe(1);
+    expect(delta('db_statements_cancelled_total', { reason: 'lock_timeout' })).toBe(1);
+    expect(delta('db_statements_cancelled_total', { reason: 'statement_timeout' })).toBe(0);
+    expect(delta(H, { route: '/api/v1/groups/:identifier', method: 'PATCH', status_code: '503' })).toBe(1);
+  });
 });

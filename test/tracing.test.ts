@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN_TOKEN } from './helpers/app';
 import { startOtlpReceiver } from './helpers/otlp';
+import { parseMetrics, total } from './helpers/prometheus';
 import { serviceTenant, startService, type ServiceProcess } from './helpers/process';
 import { startReceiver } from './helpers/receiver';
 
@@ -114,6 +115,10 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
       await otlp.until((spans) => spans.some((s) => s.spanId === clientSpan));
       // The outgoing POST's client span is a child of the delivery job's span.
       expect(otlp.spans.find((s) => s.spanId === clientSpan)!.parentSpanId).toBe(job.spanId);
+      // And the delivery is counted, with its lag.
+      const metrics = parseMetrics(await (await fetch(`${service.url}/metrics`)).text());
+      expect(total(metrics, 'webhook_delivery_attempts_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
+      expect(total(metrics, 'webhook_delivery_lag_seconds_count')).toBeGreaterThanOrEqual(1);
     } finally {
       await receiver.stop();
     }
