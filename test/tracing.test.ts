@@ -73,6 +73,19 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect(JSON.stringify(line)).not.toContain(tenant.key);
   });
 
+  it('a caller\'s unsampled traceparent (flags 00) is followed: nothing of that request is exported', async () => {
+    const unsampled = randomBytes(16).toString('hex');
+    const sampled = randomBytes(16).toString('hex');
+    const get = (traceId: string, flags: string) =>
+      fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` } });
+    expect((await get(unsampled, '00')).status).toBe(200);
+    expect((await get(sampled, '01')).status).toBe(200);
+    // The sampled request's spans arrive after the unsampled one's would have.
+    await otlp.until((spans) => spans.some((s) => s.traceId === sampled && s.name === 'query getGroups'));
+    await otlp.until((spans) => spans.filter((s) => s.traceId === sampled).length >= 4);
+    expect(otlp.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+  });
+
   it('a job queued by a request starts its own trace, linked to the request\'s', async () => {
     const traceId = randomBytes(16).toString('hex');
     const res = await fetch(`${service.url}/api/v1/triggers/groups/import`, {

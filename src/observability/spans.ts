@@ -14,6 +14,11 @@ export async function inOperationSpan<T extends { errors?: readonly unknown[] }>
   parent: OtelContext,
   run: () => Promise<T> | T,
 ): Promise<T> {
+  const request = trace.getSpan(parent);
+  // A request that is not sampled runs its operation outside any span: its SQL then makes no
+  // (non-recording) spans at all (pg's instrumentation requires a parent), which is most of
+  // what tracing costs an unsampled request.
+  if (request && !request.isRecording()) return context.with(trace.deleteSpan(parent), run);
   return tracer.startActiveSpan(
     name ? `${type} ${name}` : type,
     { attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) } },
