@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ADMIN_TOKEN } from './helpers/app';
 import { startOtlpReceiver } from './helpers/otlp';
 import { parseMetrics, total } from './helpers/prometheus';
-import { serviceTenant, startService, type ServiceProcess } from './helpers/process';
+import { freePort, serviceTenant, startService, type ServiceProcess } from './helpers/process';
 import { startReceiver } from './helpers/receiver';
 
 // The OpenTelemetry SDK patches http, pg and graphql as they load: tracing is tested on a real
@@ -12,11 +12,14 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
   let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let service: ServiceProcess;
   let tenant: { key: string; keyId: string };
+  let metricsPort: number;
   const SERVER = 2; // SpanKind.SERVER in OTLP
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
+    metricsPort = await freePort();
     service = await startService({
+      METRICS_PORT: String(metricsPort),
       DATABASE_URL: inject('databaseUrl'),
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',
@@ -129,7 +132,9 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
       // The outgoing POST's client span is a child of the delivery job's span.
       expect(otlp.spans.find((s) => s.spanId === clientSpan)!.parentSpanId).toBe(job.spanId);
       // And the delivery is counted, with its lag.
-      const metrics = parseMetrics(await (await fetch(`${service.url}/metrics`)).text());
+      // METRICS_PORT: /metrics there only, not on the service's port.
+      expect((await fetch(`${service.url}/metrics`)).status).toBe(404);
+      const metrics = parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
       expect(total(metrics, 'webhook_delivery_attempts_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
       expect(total(metrics, 'webhook_delivery_lag_seconds_count')).toBeGreaterThanOrEqual(1);
     } finally {
