@@ -10,18 +10,17 @@ import { listen, resolveDatabase, startRuntime, type Runtime } from './runtime';
 async function main() {
   const config = loadConfig();
   const bootLogger = createLogger(config.logLevel);
-  // The port answers from the start: /livez 200, the rest 503 while PostgreSQL starts and migrations run.
-  const server = await listen(bootResponder, config.port);
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 30_000;
+  const { url, embedded } = await resolveDatabase(config, bootLogger);
+  let server: Server | undefined;
   let runtime: Runtime | undefined;
-  let embedded: Awaited<ReturnType<typeof resolveDatabase>>['embedded'];
   let metricsServer: Server | undefined;
   try {
-    const database = await resolveDatabase(config, bootLogger);
-    embedded = database.embedded;
-    runtime = await startRuntime(config, database.url, {
+    // The port answers before the migrations run: /livez 200, the rest 503 until the app is ready.
+    server = await listen(bootResponder, config.port);
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 30_000;
+    runtime = await startRuntime(config, url, {
       worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
     });
     const metrics = runtime.metrics;
@@ -38,17 +37,18 @@ async function main() {
     }
   } catch (err) {
     // A service that cannot boot stops what it started and exits non-zero (main's catch).
-    server.close();
+    server?.close();
     await runtime?.close().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
     throw err;
   }
   const ready = runtime;
-  server.off('request', bootResponder);
-  server.on('request', ready.app);
-  ready.attach(server);
+  const http = server;
+  http.off('request', bootResponder);
+  http.on('request', ready.app);
+  ready.attach(http);
   let inFlight = 0;
-  server.on('request', (_req, res) => {
+  http.on('request', (_req, res) => {
     inFlight++;
     res.once('close', () => inFlight--);
   });
@@ -66,9 +66,9 @@ async function main() {
     const force = setTimeout(() => process.exit(1), config.shutdownDelayMs + 25_000).unref();
     try {
       await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
-      server.close();
+      http.close();
       metricsServer?.close();
-      server.closeIdleConnections();
+      http.closeIdleConnections();
       while (inFlight > 0) await new Promise((r) => setTimeout(r, 20));
       await ready.close();
       await embedded?.stop();
