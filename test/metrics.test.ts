@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import fc from 'fast-check';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import request from 'supertest';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -187,5 +189,34 @@ describe('database metrics', () => {
     expect(delta('db_statements_cancelled_total', { reason: 'lock_timeout' })).toBe(1);
     expect(delta('db_statements_cancelled_total', { reason: 'statement_timeout' })).toBe(0);
     expect(delta(H, { route: '/api/v1/groups/:identifier', method: 'PATCH', status_code: '503' })).toBe(1);
+  });
+});
+
+describe('live subscriptions gauge', () => {
+  it('counts the live graphql-ws subscriptions of the instance', async () => {
+    const app = await startTestApp();
+    const server = await listen(app.runtime.app, 0);
+    app.runtime.attach(server);
+    const t = await app.tenant();
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    const client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { apiKey: t.key }, retryAttempts: 0 });
+    const live = async () => total(parseMetrics((await request(app.runtime.app).get('/metrics')).text), 'graphql_subscriptions_live');
+    const until = async (n: number) => {
+      for (let i = 0; i < 100 && (await live()) !== n; i++) await new Promise((r) => setTimeout(r, 50));
+      return live();
+    };
+    try {
+      const sink = { next: () => undefined, error: () => undefined, complete: () => undefined };
+      const stops = [client.subscribe({ query: 'subscription { events { id } }' }, sink), client.subscribe({ query: 'subscription { events { id } }' }, sink)];
+      expect(await until(2)).toBe(2);
+      stops[0]();
+      expect(await until(1)).toBe(1);
+      await client.dispose();
+      expect(await until(0)).toBe(0);
+    } finally {
+      await client.dispose();
+      await new Promise((r) => server.close(r));
+      await app.close();
+    }
   });
 });
