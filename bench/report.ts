@@ -1,3 +1,4 @@
+import { renderObservability, type ObservabilityReport } from './observability';
 import { ARMS, OWN_ARMS, PEER_ARMS, pairedRatio, VARIANT_ARMS, type Arm, type OpResult } from './measure';
 import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
@@ -45,6 +46,7 @@ export interface BenchResults {
   /** bench/neighbour.ts: B's reads quiet and while A attacks. */
   neighbour?: NeighbourReport;
   events?: EventsBench;
+  observability?: ObservabilityReport;
 }
 
 export interface NeighbourReport {
@@ -100,6 +102,7 @@ export function renderResults(r: BenchResults): string {
     ),
     '',
     ...peerSection(r),
+    ...renderObservability(r.observability),
     '## Server CPU and SQL per request',
     '',
     'CPU: utime + stime of the server process (all threads) over an arm, per 2xx response, median (ms). PG CPU: the same for the embedded PostgreSQL server (postmaster and backends; n/a on DATABASE_URL). ' +

@@ -19,6 +19,7 @@ import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
 import { timeEvents, type EventsTarget } from './events';
+import { timeObservability } from './observability';
 import { checkPeers, checkSameJson } from './verify';
 import { node24, NODE24_VERSION, nodeVersion, preparePeer, type Peer } from './peers';
 
@@ -184,6 +185,24 @@ async function main() {
       servers.splice(servers.indexOf(armServers[arm]!), 1);
     }
 
+    let observability: BenchResults['observability'];
+    if (!only || only.includes('observability')) {
+      log('observability: groups page with metrics, with tracing (10% sampled), with both off');
+      observability = await timeObservability({
+        args: serviceArgs,
+        env: serviceEnv,
+        node: serviceNode,
+        logDir: OUT,
+        key,
+        rounds: env('BENCH_OBS_ROUNDS', Math.max(settings.rounds, 5)),
+        seconds: settings.seconds,
+        warmSeconds: settings.warmSeconds,
+        connections: settings.connections,
+        log,
+      });
+      log(`observability: ${observability.arms.map((a) => `${a.id} ${Math.round(a.rpsMedian)}/s (${a.vsOff.toFixed(3)}), ${a.cpuMs.toFixed(3)} ms CPU (${a.cpuVsOff.toFixed(3)})`).join(', ')}`);
+    }
+
     const singles = [];
     if (!only || only.includes('bulk')) singles.push(await timeBulk(service.url, key, seeded, settings.opReps));
     if (!only || only.includes('reorder')) singles.push(await timeReorder(service.url, key, seeded, settings.opReps, db.url));
@@ -240,6 +259,7 @@ async function main() {
       safety,
       neighbour,
       events,
+      observability,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');

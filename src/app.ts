@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import cors from 'cors';
 import helmet from 'helmet';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -17,7 +16,10 @@ import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
 import type { QueryLimits } from './graphql/limits';
 import { methodNotAllowed } from './http-errors';
-import { scrubUrl, type Logger } from './logger';
+import type { Logger } from './logger';
+import type { Metrics } from './observability/metrics';
+import type { Health } from './observability/health';
+import { labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
 import { routes } from './rest/routes';
@@ -37,23 +39,8 @@ export interface AppDeps {
   redis?: Redis;
   logger: Logger;
   state: RuntimeState;
-}
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
-function requestIds(logger: Logger) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const given = req.get('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    res.locals.requestId = requestId;
-    res.setHeader('X-Request-Id', requestId);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info({ requestId, method: req.method, url: scrubUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
-    });
-    next();
-  };
+  metrics?: Metrics;
+  health: Health;
 }
 
 /** Body-parser and other thrown errors become problems (errors/classify.ts); anything unknown is a logged 500. */
@@ -65,7 +52,7 @@ function errorHandler(logger: Logger) {
 }
 
 export async function createApp(deps: AppDeps) {
-  const { config, orm, pool, redis, logger, state } = deps;
+  const { config, orm, pool, redis, logger, state, metrics, health } = deps;
   const schema = buildSchema();
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
@@ -75,6 +62,7 @@ export async function createApp(deps: AppDeps) {
     config,
     state.get(KEY_EVENTS),
     (err) => logger.warn({ err: err.message }, 'could not record API key use'),
+    (reason) => metrics?.rateLimited.inc({ reason }),
   );
   // One set of document limits for /graphql over HTTP and over graphql-ws.
   const limits: QueryLimits = {
@@ -93,30 +81,27 @@ export async function createApp(deps: AppDeps) {
   app.set('etag', false); // answers are per-key and rarely repeated: hashing every body costs more than it saves
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
-  app.use(requestIds(logger));
+  // Request id, one log line and the duration histogram per request, by route template.
+  app.use(requestObserver({ logger, metrics, restRoute: routeMatcher('/api/v1', routes.map((r) => r.path)), draining: () => health.draining }));
   // A JSON API: the HTML pages (Sandbox, docs) bring their own CSP.
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
-  app.use(
-    cors({
-      origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
-      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      maxAge: 600,
-    }),
-  );
+  // Unset CORS_ORIGINS: no CORS middleware, so no CORS header at all (not even the exposed-headers list).
+  if (config.corsOrigins === '*' || config.corsOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+        allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
+        exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
+        methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+        maxAge: 600,
+      }),
+    );
+  }
 
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/ready', async (_req, res) => {
-    try {
-      await pool.query('select 1');
-      res.json({ status: 'ready' });
-    } catch {
-      sendProblem(res, problem(503, 'The database is not reachable'));
-    }
-  });
+  // /livez and /readyz (Kubernetes probes), /health and /ready their aliases: no key.
+  app.use(health.router());
+  // Without METRICS_PORT the scrape shares the service's port (main.ts serves it otherwise).
+  if (metrics && config.metricsPort === undefined) app.get('/metrics', metricsHandler(metrics));
 
   // Before the /api/v1 gate: the contract and its docs page are readable without a key.
   app.use(openApiRouter(openApiDocument(schema)));
@@ -141,7 +126,10 @@ export async function createApp(deps: AppDeps) {
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
-    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
+    (req: Request, res: Response, next: NextFunction) => {
+      labelRoute(req, res, '/graphql');
+      callerScope.run({}, next);
+    },
     graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
@@ -153,7 +141,11 @@ export async function createApp(deps: AppDeps) {
           throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
         if (outcome.caller) enterCaller(outcome.caller, (fields, msg) => logger.info(fields, msg));
-        return createContext(em, outcome.caller, res.locals.requestId, state);
+        const context = createContext(em, outcome.caller, res.locals.requestId, state);
+        // For the request's log line and metrics: the key id and, once resolved, the operation type.
+        res.locals.caller = outcome.caller;
+        res.locals.graphql = context.operation = {};
+        return context;
       },
     }),
   );
@@ -162,6 +154,9 @@ export async function createApp(deps: AppDeps) {
     methodNotAllowed([
       { path: '/health', methods: ['GET'] },
       { path: '/ready', methods: ['GET'] },
+      { path: '/livez', methods: ['GET'] },
+      { path: '/readyz', methods: ['GET'] },
+      ...(metrics && config.metricsPort === undefined ? [{ path: '/metrics', methods: ['GET'] }] : []),
     ]),
   );
   app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
@@ -195,6 +190,7 @@ export async function createApp(deps: AppDeps) {
           return req.ip ?? 'unknown';
         },
       });
+      metrics?.countSubscriptions(() => subscriptions?.live() ?? 0);
     },
     close: async () => {
       await subscriptions?.close();

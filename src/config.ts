@@ -53,6 +53,12 @@ export interface Config {
   secretEncryptionKeys: Buffer[];
   /** Where the local key is kept when SECRET_ENCRYPTION_KEYS is unset: beside the embedded database. */
   secretKeyFile: string;
+  /** Prometheus metrics on GET /metrics (src/observability/metrics.ts). */
+  metricsEnabled: boolean;
+  /** Serve /metrics on this port only (not on PORT); undefined: on PORT. */
+  metricsPort: number | undefined;
+  /** After SIGTERM: readiness 503 but still serving for this long, then stop accepting and drain. */
+  shutdownDelayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -173,5 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     secretEncryptionKeys: secretKeys(env),
     secretKeyFile: path.resolve(env.SECRET_KEY_FILE || path.join(path.dirname(embeddedPgDir), 'secret-encryption.key')),
+    metricsEnabled: bool(env, 'METRICS_ENABLED', true),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_SECONDS', 0, 0, 300) * 1000,
   };
 }

@@ -60,6 +60,11 @@ export interface Context {
   /** What the runtime keeps for its life (src/state.ts): the event hub, settings. */
   state: RuntimeState;
   requestId: string;
+  /**
+   * /graphql: filled with the operation Apollo Server resolved, for the request's metrics and
+   * log line (an object the app keeps a reference to: Apollo Server clones the context).
+   */
+  operation?: { type?: string; name?: string };
 }
 
 const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';

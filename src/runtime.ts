@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { Pool } from 'pg';
 import Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -16,6 +16,8 @@ import { modules } from './modules';
 import type { ModuleStop } from './modules/module';
 import { RuntimeState } from './state';
 import { openSecretBox, secretsRef } from './security/secret-box';
+import { Metrics } from './observability/metrics';
+import { Health } from './observability/health';
 
 export interface Runtime {
   app: import('express').Express;
@@ -27,6 +29,10 @@ export interface Runtime {
   state: RuntimeState;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
+  /** Prometheus metrics (undefined with METRICS_ENABLED=false). */
+  metrics?: Metrics;
+  /** Liveness and readiness; `health.draining` turns readiness off (SIGTERM). */
+  health: Health;
   /** Serves GraphQL subscriptions on the server listening for `app`. */
   attach(server: Server): void;
   close(): Promise<void>;
@@ -54,9 +60,26 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     lockMs: config.dbLockTimeoutMs,
   });
   secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
-  installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
+  const metrics = config.metricsEnabled
+    ? new Metrics({ orm, pool, poolMax: config.dbPoolMax, tasks: Object.keys(tasks), logger })
+    : undefined;
+  installCallerBudget(
+    orm,
+    new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs, metrics && {
+      waited: () => metrics.budgetWaits.inc(),
+      refused: () => metrics.budgetRefusals.inc(),
+    }),
+  );
+  if (metrics) {
+    // 57014: statement_timeout; 55P03: lock_timeout (knex's event, also emitted by db/prepared.ts).
+    orm.em.getConnection().getKnex().on('query-error', (err: { code?: string }) => {
+      if (err?.code === '57014') metrics.statementsCancelled.inc({ reason: 'statement_timeout' });
+      else if (err?.code === '55P03') metrics.statementsCancelled.inc({ reason: 'lock_timeout' });
+    });
+  }
+  const health = new Health(pool);
   const redis = config.redisUrl
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -74,8 +97,8 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     const stop = await m.start?.({ config, databaseUrl, orm, logger, state });
     if (stop) stops.unshift(stop);
   }
-  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, state });
-  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger, state }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, state, metrics, health });
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger, state, metrics }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
     orm,
@@ -84,6 +107,8 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     logger,
     state,
     queue,
+    metrics,
+    health,
     attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
@@ -96,7 +121,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   };
 }
 
-export function listen(app: import('express').Express, port: number): Promise<Server> {
+export function listen(app: RequestListener, port: number): Promise<Server> {
   // Not app.listen: Express 5 calls its callback on 'error' too, so a taken port looked like a start.
   return new Promise((resolve, reject) => {
     const server = createServer(app);

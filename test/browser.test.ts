@@ -73,18 +73,81 @@ describe.skipIf(!executablePath)('GraphQL IDE and Swagger UI in a real browser w
     await context.close();
   }, 60_000);
 
-  it('without the key the same page shows the service\'s UNAUTHENTICATED answer', async () => {
+  it('asks for the key first: nothing is sent to /graphql and no 401 comes back until it is entered; then a query runs', async () => {
     const context = await browser.newContext();
     await context.route('**/*', (route) =>
       new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected'),
     );
     await context.addInitScript((query) => localStorage.setItem('graphiql:query', query), '{ groups { size } }');
     const page = await context.newPage();
+    const graphqlRequests: { method: string; key: string | undefined }[] = [];
+    const statuses: number[] = [];
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/graphql' && req.method() === 'POST') {
+        graphqlRequests.push({ method: req.method(), key: req.headers()['x-api-key'] });
+      }
+    });
+    page.on('response', (res) => statuses.push(res.status()));
+
     await page.goto(`${base}/graphql`);
+    const hint = page.locator('#api-key-hint');
+    await hint.waitFor({ timeout: 20_000 });
+    expect(await hint.textContent()).toMatch(/X-API-Key/);
+    // The IDE would have introspected by now if it had started: give it the time it would need.
+    await page.waitForTimeout(1500);
+    expect(graphqlRequests).toEqual([]);
+    expect(statuses.filter((s) => s === 401)).toEqual([]);
+
+    await page.fill('#api-key', t.key);
+    await page.click('#api-key-form button[type="submit"]');
+    await page.waitForSelector('body[data-ide="graphiql"]', { timeout: 20_000 });
     await page.waitForSelector('.graphiql-execute-button', { timeout: 20_000 });
     await page.click('.graphiql-execute-button');
     const result = page.locator('.result-window');
-    await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 20_000 }).toMatch(/UNAUTHENTICATED/);
+    await expect.poll(async () => (await result.textContent()) ?? '', { timeout: 20_000 }).toMatch(/"size":\s*\d+/);
+    // Introspection and the query both went out with the key entered, and nothing was refused.
+    expect(graphqlRequests.length).toBeGreaterThanOrEqual(2);
+    expect(graphqlRequests.every((r) => r.key === t.key)).toBe(true);
+    expect(statuses.filter((s) => s === 401)).toEqual([]);
+    // GraphiQL keeps the key in this browser: the next visit starts at once, without asking.
+    const again = await context.newPage();
+    await again.goto(`${base}/graphql`);
+    await again.waitForSelector('.graphiql-execute-button', { timeout: 20_000 });
+    expect(await again.locator('#api-key-form').count()).toBe(0);
+    await context.close();
+  }, 90_000);
+
+  it('Apollo Sandbox gets the same treatment: asked for the key first, then started with it as a shared header', async () => {
+    const context = await browser.newContext();
+    // Apollo's CDN script is the one thing from outside this host: a stand-in records what the page hands it.
+    await context.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === '127.0.0.1') return route.continue();
+      if (url.hostname === 'embeddable-sandbox.cdn.apollographql.com') {
+        return route.fulfill({ contentType: 'text/javascript', body: 'window.EmbeddedSandbox = function (options) { window.sandboxOptions = options; };' });
+      }
+      return route.abort('internetdisconnected');
+    });
+    const page = await context.newPage();
+    const graphqlRequests: string[] = [];
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/graphql' && req.method() === 'POST') graphqlRequests.push(req.url());
+    });
+    await page.goto(`${base}/graphql`);
+    await page.locator('#api-key-hint').waitFor({ timeout: 20_000 });
+    await page.waitForTimeout(500);
+    expect(await page.evaluate(() => (window as any).sandboxOptions)).toBeUndefined(); // not started without a key
+    await page.fill('#api-key', t.key);
+    await page.click('#api-key-form button[type="submit"]');
+    await page.waitForSelector('body[data-ide="sandbox"]', { timeout: 20_000 });
+    const options = await page.evaluate(() => (window as any).sandboxOptions);
+    expect(options).toMatchObject({
+      target: '#ide',
+      initialEndpoint: `${base}/graphql`,
+      includeCookies: false,
+      initialState: { sharedHeaders: { 'X-API-Key': t.key } }, // Sandbox sends shared headers with its introspection too
+    });
+    expect(graphqlRequests).toEqual([]);
     await context.close();
   }, 60_000);
 

@@ -19,6 +19,7 @@ const USAGE = `usage: npm run admin -- <command> [options]
   revoke-key --id <key id>
   list-keys --community <id>
   reencrypt-secrets   seal every stored webhook secret with the first of SECRET_ENCRYPTION_KEYS
+  --help, -h   prints this text
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
 async function run(service: AdminService, command: string, values: Record<string, string | undefined>, em: EntityManager) {
@@ -95,9 +96,14 @@ async function main() {
       id: { type: 'string' },
       overlap: { type: 'string' },
       'expires-at': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0];
+  if (values.help || command === 'help') {
+    console.log(USAGE);
+    return;
+  }
   if (!command || !COMMANDS.includes(command)) {
     console.error(USAGE);
     process.exit(2);
@@ -109,7 +115,8 @@ async function main() {
     // The same keys as the service: SECRET_ENCRYPTION_KEYS, else the local key file (logged to stderr).
     secretsRef.current = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
     const em = orm.em.fork() as EntityManager;
-    const result = await run(new AdminService(em, new RuntimeState()), command, values, em);
+    const { help: _help, ...options } = values;
+    const result = await run(new AdminService(em, new RuntimeState()), command, options, em);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

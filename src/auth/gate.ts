@@ -47,6 +47,8 @@ export class Gate {
     /** Revocations (KEY_EVENTS of the runtime's state): the cache forgets a revoked key at once. */
     keyEvents: EventEmitter,
     onUsageError: (err: Error) => void = () => undefined,
+    /** Told of every 429 (metrics): the key's budget, or an address's failed attempts. */
+    private readonly onRefused: (reason: 'key_budget' | 'auth_failures') => void = () => undefined,
   ) {
     this.keys = new KeyCache(config.keyCacheTtlMs, keyEvents);
     this.usage = new KeyUsage(pool, onUsageError);
@@ -87,6 +89,7 @@ export class Gate {
         // Failed attempts are limited per client address, so keys cannot be guessed.
         const verdict = await this.failures.consume(address, this.config.authFailuresPerWindow);
         if (!verdict.allowed) {
+          this.onRefused('auth_failures');
           return { ok: false, code: 'RATE_LIMITED', detail: 'Too many failed authentication attempts from this address', retryAfter: verdict.retryAfter };
         }
         return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key is not valid' };
@@ -98,6 +101,7 @@ export class Gate {
       if (!charge) return { ok: true, caller };
       const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);
       if (!verdict.allowed) {
+        this.onRefused('key_budget');
         return { ok: false, code: 'RATE_LIMITED', detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter, verdict };
       }
       return { ok: true, caller, verdict };

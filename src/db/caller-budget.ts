@@ -40,12 +40,19 @@ class Slots {
   readonly waiters: Waiter[] = [];
 }
 
+/** Counters of waits and refusals (the runtime's metrics). */
+export interface BudgetObserver {
+  waited(): void;
+  refused(): void;
+}
+
 export class CallerBudget {
   private readonly slots = new Map<string, Slots>();
 
   constructor(
     readonly perCaller: number,
     readonly waitMs: number,
+    private readonly observer?: BudgetObserver,
   ) {}
 
   /** Connections `key` holds now (tests and the bench read it). */
@@ -61,6 +68,7 @@ export class CallerBudget {
       return Promise.resolve();
     }
     const slots = s;
+    this.observer?.waited();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
@@ -68,6 +76,7 @@ export class CallerBudget {
         timer: setTimeout(() => {
           const at = slots.waiters.indexOf(waiter);
           if (at >= 0) slots.waiters.splice(at, 1);
+          this.observer?.refused();
           reject(new BusyError('This API key has too many database operations in progress; try again shortly.'));
         }, this.waitMs),
       };

@@ -64,6 +64,7 @@ export async function prepared<R extends QueryResultRow>(em: EntityManager, sql:
       return { rows: res.rows, rowCount: res.rowCount ?? 0 };
     });
   } catch (err) {
+    knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
     throw em.getDriver().convertException(err as Error);
   }
 }

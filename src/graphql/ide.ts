@@ -15,12 +15,14 @@ export const IDE_ASSETS_PATH = '/graphql/ide/';
 /** The page's script: kept here (not a file) so the compiled service carries it too. */
 const LOADER = `// The GraphQL IDE at /graphql: Apollo Sandbox when its script loads from Apollo's CDN,
 // otherwise GraphiQL, whose assets this service serves itself (works offline).
+// Nothing is sent to the service before there is an API key: the page asks for it first
+// (GraphiQL users who saved one in its Headers tab are not asked again), then the IDE
+// starts with it and introspects. So no request with a placeholder key, no 401.
 (function () {
   var SANDBOX = 'https://embeddable-sandbox.cdn.apollographql.com/_latest/embeddable-sandbox.umd.production.min.js';
   var base = document.currentScript.src.replace(/loader\\.js(\\?.*)?$/, '');
   var endpoint = location.href.split('#')[0].split('?')[0];
   var target = document.getElementById('ide');
-  var started = false;
 
   function load(tag, attrs) {
     return new Promise(function (resolve, reject) {
@@ -32,48 +34,100 @@ const LOADER = `// The GraphQL IDE at /graphql: Apollo Sandbox when its script l
     });
   }
 
-  function start(kind) {
-    if (started) return false;
-    started = true;
-    document.body.setAttribute('data-ide', kind);
-    return true;
+  // Which IDE: Sandbox if Apollo's script loads; offline it fails at once, a network that
+  // drops it silently gets 8 seconds.
+  var kind = new Promise(function (resolve) {
+    setTimeout(function () { resolve('graphiql'); }, 8000);
+    load('script', { src: SANDBOX }).then(function () { resolve('sandbox'); }, function () { resolve('graphiql'); });
+  });
+
+  // A key GraphiQL already keeps in this browser: its persisted headers (the active tab's).
+  function keyIn(text) {
+    try {
+      var headers = JSON.parse(text);
+      if (typeof headers === 'string') headers = JSON.parse(headers);
+      var key = headers && (headers['X-API-Key'] || headers['x-api-key'] || headers.Authorization);
+      return typeof key === 'string' && key.trim() ? key : null;
+    } catch (e) {
+      return null;
+    }
+  }
+  function savedKey() {
+    var key = keyIn(localStorage.getItem('graphiql:headers') || '');
+    try {
+      var state = JSON.parse(localStorage.getItem('graphiql:tabState') || 'null');
+      var tab = state && state.tabs && state.tabs[state.activeTabIndex || 0];
+      if (tab && tab.headers) key = keyIn(tab.headers) || key;
+    } catch (e) {
+      // nothing saved
+    }
+    return key;
   }
 
-  function graphiql() {
-    if (!start('graphiql')) return;
-    target.textContent = '';
+  function askKey() {
+    return new Promise(function (resolve) {
+      target.innerHTML =
+        '<form id="api-key-form" style="font: 15px/1.5 system-ui, sans-serif; max-width: 36em; margin: 4em auto; padding: 0 1em">' +
+        '<h1 style="font-size: 1.4em">GraphQL IDE</h1>' +
+        '<p id="api-key-hint">Enter your community API key (<code>cm_...</code>; <code>npm run admin -- create-key</code> makes one). ' +
+        'The IDE sends it as the <code>X-API-Key</code> header of every request and shows it in its Headers tab, ' +
+        'where you can change it later. Nothing is sent before you enter it.</p>' +
+        '<label>API key <input id="api-key" name="api-key" type="password" autocomplete="off" required style="width: 100%; font: inherit"></label>' +
+        '<p><button type="submit" style="font: inherit">Open the IDE</button></p></form>';
+      var form = document.getElementById('api-key-form');
+      var input = document.getElementById('api-key');
+      input.focus();
+      form.addEventListener('submit', function (event) {
+        event.preventDefault();
+        var key = input.value.trim();
+        if (key) resolve(key);
+      });
+    });
+  }
+
+  function graphiql(key) {
+    document.body.setAttribute('data-ide', 'graphiql');
+    target.textContent = 'Loading GraphiQL...';
     load('link', { rel: 'stylesheet', href: base + 'graphiql.min.css' })
       .then(function () { return load('script', { src: base + 'react.production.min.js' }); })
       .then(function () { return load('script', { src: base + 'react-dom.production.min.js' }); })
       .then(function () { return load('script', { src: base + 'graphiql.min.js' }); })
       .then(function () {
-        var fetcher = GraphiQL.createFetcher({ url: endpoint });
-        ReactDOM.createRoot(target).render(
-          React.createElement(GraphiQL, {
-            fetcher: fetcher,
-            // The community API key goes in the Headers tab; GraphiQL keeps it in this browser only.
-            defaultHeaders: '{\\n  "X-API-Key": "paste your API key here"\\n}',
-            shouldPersistHeaders: true,
-            defaultEditorToolsVisibility: 'headers',
-          }),
-        );
+        target.textContent = '';
+        var props = {
+          fetcher: GraphiQL.createFetcher({ url: endpoint }),
+          // GraphiQL keeps the headers (the key) in this browser only.
+          shouldPersistHeaders: true,
+          defaultEditorToolsVisibility: 'headers',
+        };
+        // A key just entered replaces what was saved; else GraphiQL's saved headers hold one.
+        if (key) props.headers = JSON.stringify({ 'X-API-Key': key }, null, 2);
+        ReactDOM.createRoot(target).render(React.createElement(GraphiQL, props));
       })
       .catch(function () { target.textContent = 'The GraphQL IDE could not be loaded.'; });
   }
 
-  // Offline, the CDN script fails at once; a network that drops it silently gets 8 seconds.
-  var timer = setTimeout(graphiql, 8000);
-  load('script', { src: SANDBOX }).then(
-    function () {
-      clearTimeout(timer);
-      if (!start('sandbox')) return;
-      new window.EmbeddedSandbox({ target: '#ide', initialEndpoint: endpoint, includeCookies: false });
-    },
-    function () {
-      clearTimeout(timer);
-      graphiql();
-    },
-  );
+  function sandbox(key) {
+    document.body.setAttribute('data-ide', 'sandbox');
+    target.textContent = '';
+    new window.EmbeddedSandbox({
+      target: '#ide',
+      initialEndpoint: endpoint,
+      includeCookies: false,
+      initialState: { sharedHeaders: { 'X-API-Key': key } },
+    });
+  }
+
+  var saved = savedKey();
+  var started = saved
+    ? kind.then(function (k) {
+        return k === 'graphiql' ? [k, null] : askKey().then(function (key) { return [k, key]; });
+      })
+    : askKey().then(function (key) { return kind.then(function (k) { return [k, key]; }); });
+  started.then(function (choice) {
+    if (choice[0] === 'sandbox') sandbox(choice[1]);
+    else graphiql(choice[1]);
+  });
 })();
 `;
 
@@ -94,7 +148,8 @@ const PAGE = `<!doctype html>
 /**
  * A browser opening /graphql (GET, accepts HTML, no query) gets the IDE page; everything
  * else goes on to Apollo Server. Apollo Sandbox loads from Apollo's CDN when it can, and
- * otherwise the page falls back to GraphiQL served from these assets.
+ * otherwise the page falls back to GraphiQL served from these assets. Either starts only
+ * once the page has an API key (asked for first, or GraphiQL's saved one).
  */
 export function ideRouter(): Router {
   const router = express.Router();

@@ -2,7 +2,9 @@ import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import { execute, getOperationAST, getVariableValues, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
+import { context as otelContext } from '@opentelemetry/api';
 import type { Context } from '../context';
+import { inOperationSpan } from '../observability/spans';
 
 type Gateway = ApolloServerOptionsWithGateway<Context>['gateway'];
 
@@ -66,7 +68,10 @@ export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gat
           } else if (run === 'seen') {
             compiled.set(key, (run = compileDocument(schema, request.document, operationName)));
           }
-          let result = await run(request.context, request.request.variables ?? {});
+          const execute = run;
+          let result = await inOperationSpan(request.operation.operation, operationName, otelContext.active(), () =>
+            execute(request.context, request.request.variables ?? {}),
+          );
           // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads
           // `extensions.code` of every error (graphql-js always sets an object).
           if (result.errors) result = { ...result, errors: result.errors.map((e) => (e.extensions ? e : Object.create(e, { extensions: { value: {}, enumerable: true } }))) };

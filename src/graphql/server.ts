@@ -64,8 +64,20 @@ const refuseNul: ApolloServerPlugin<Context> = {
   },
 };
 
+/** Notes the resolved operation in the context: the request's metrics and log line carry its type. */
+const noteOperation: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, operationName, contextValue }) {
+        if (operation && contextValue.operation) Object.assign(contextValue.operation, { type: operation.operation, name: operationName ?? undefined });
+      },
+    };
+  },
+};
+
 export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits, jit = true): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    noteOperation,
     refuseNul,
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.

@@ -72,6 +72,8 @@ const validationError = (message: string) => new GraphQLError(message, { extensi
  */
 class Slots {
   private readonly perKey = new Map<string, number>();
+  /** Live subscriptions on this instance (metrics). */
+  live = 0;
 
   constructor(private readonly limits: Pick<SubscriptionLimits, 'perConnection' | 'perKey'>) {}
 
@@ -88,12 +90,14 @@ class Slots {
       });
     }
     conn.live.add(payload);
+    this.live++;
     this.perKey.set(conn.keyId, held + 1);
     return undefined;
   }
 
   release(conn: Connection, payload: SubscribePayload): void {
     if (!conn.live.delete(payload)) return;
+    this.live--;
     const held = (this.perKey.get(conn.keyId) ?? 1) - 1;
     if (held > 0) this.perKey.set(conn.keyId, held);
     else this.perKey.delete(conn.keyId);
@@ -239,6 +243,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   });
   wss.on('error', (err) => deps.logger.warn({ err: err.message }, 'websocket server error'));
   return {
+    /** Live subscriptions on this instance. */
+    live: () => slots.live,
     async close() {
       clearInterval(rechecks);
       keyEvents.off(KEY_REVOKED, revoked);

@@ -4,6 +4,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
 import type { RuntimeState } from '../state';
 import { WorkerLiveness } from './liveness';
+import type { Metrics } from '../observability/metrics';
+import { inJobSpan, traceCarrier } from '../observability/spans';
 
 /**
  * The durable job queue: graphile-worker on the service's own PostgreSQL (docs/jobs.md).
@@ -18,6 +20,7 @@ export interface TaskDeps {
   logger: Logger;
   /** The runtime's state (src/state.ts): settings and the like a task reads. */
   state: RuntimeState;
+  metrics?: Metrics;
 }
 export type TaskHandler = (payload: unknown, helpers: JobHelpers, deps: TaskDeps) => Promise<void>;
 
@@ -81,7 +84,8 @@ export async function startQueue(
   const pool = queuePool(databaseUrl, concurrency + 2, deps.logger);
   const taskList: TaskList = {};
   for (const [name, handler] of Object.entries(tasks)) {
-    taskList[name] = (payload, helpers) => handler(payload, helpers, deps);
+    // Each job is its own trace, linked to the one that queued it (src/observability/spans.ts).
+    taskList[name] = (payload, helpers) => inJobSpan(name, payload, () => handler(payload, helpers, deps));
   }
   const liveness = new WorkerLiveness(pool, QUEUE_SCHEMA, deps.logger, opts.staleSeconds ?? 30);
   let runner: Runner;
@@ -127,6 +131,9 @@ export interface EnqueueOptions {
  * only if the records it works on were committed, so nothing is queued for a failed request.
  */
 export async function enqueue(em: EntityManager, task: string, payload: object, opts: EnqueueOptions = {}): Promise<void> {
+  // The request's trace context rides along, so the job's trace links back to it.
+  const trace = traceCarrier();
+  if (trace) payload = { ...payload, _trace: trace };
   await em.execute(
     `select 1 from ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => ?, job_key => ?)`,
     [task, JSON.stringify(payload), opts.runAt?.toISOString() ?? null, opts.maxAttempts ?? 10, opts.jobKey ?? null],

@@ -61,7 +61,7 @@ const header = (description: string, required: boolean, schema: JsonSchema = { t
 export const headerComponents = {
   ...Object.fromEntries(Object.entries(RATE_HEADERS).map(([name, d]) => [name, header(d, true)])),
   'Retry-After': header('Seconds to wait before the key (or this address) may try again.', true),
-  'X-Request-Id': header('The request id, also in the log; echoes a valid X-Request-Id request header.', true, { type: 'string' }),
+  'X-Request-Id': header('The request id, also in the log: the X-Request-Id request header when it is 1-128 visible ASCII characters, otherwise a generated UUID.', true, { type: 'string', minLength: 1, maxLength: 128 }),
   ...safetyHeaders,
   Location: header('Where to read the created or accepted record (a path under the service\'s base address).', true, {
     type: 'string',

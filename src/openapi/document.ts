@@ -13,6 +13,7 @@ import {
 } from './components';
 import type { JsonSchema, SchemaRegistry } from './json-schema';
 import { ref } from './ref';
+import { createLinks, type Located } from './links';
 import { parameters, requestBody } from './request';
 import { resultSchema } from './selection';
 import { safetyParameterRefs, safetyStatuses, safetySuccess } from './safety';
@@ -157,12 +158,19 @@ export function buildOpenApi(schema: GraphQLSchema, specs: RouteSpec[], version:
   const registry: SchemaRegistry = {};
   const paths: Record<string, Record<string, unknown>> = {};
   const tags: string[] = [];
+  const located: Located[] = [];
   for (const route of compileRoutes(schema, specs)) {
-    const { path } = openApiPath(route.path);
+    const { path, params } = openApiPath(route.path);
     const method = route.method.toLowerCase();
     if (paths[path]?.[method]) throw new Error(`Route ${route.operationId}: ${route.method} ${path} is defined twice`);
     (paths[path] ??= {})[method] = operation(route, schema, registry);
     if (!tags.includes(route.resource)) tags.push(route.resource);
+    const keys = new Map(Object.values(route.refs ?? {}).flatMap((b) => (b.keyParam ? [[b.param, b.keyParam] as [string, string]] : [])));
+    located.push({ route, path, params, keys });
+  }
+  for (const [route, links] of createLinks(located)) {
+    const { path } = openApiPath(route.path);
+    (paths[path].post as any).responses[route.status].links = links;
   }
   paths[DOCUMENT_PATH] = { get: documentOperation };
   return pruneUnused({

@@ -1,5 +1,6 @@
+import { context as otelContext } from '@opentelemetry/api';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLList, getNullableType, getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { callerKey, createContext, enterCaller, type Caller } from '../context';
@@ -20,6 +21,8 @@ import type { RuntimeState } from '../state';
 import { isDeadlock } from '../db/transaction';
 import { jsonAnswer, type Answer } from '../http/answer';
 import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
+import { labelRoute } from '../observability/http';
+import { inOperationSpan } from '../observability/spans';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
@@ -137,6 +140,9 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     const compile = (document: DocumentNode) => compileDocument(deps.schema, document, undefined, deps.jit ?? true);
     const run = compile(etag ? withEtagSelection(route.parsed) : route.parsed);
     const runVersion = etag ? compile(versionOnly(route.parsed)) : undefined;
+    const operation = getOperationAST(route.parsed)!;
+    const operationType = operation.operation;
+    const operationName = operation.name?.value ?? route.operationId;
     const problemAnswer = (res: Response) => (p: Problem) => jsonAnswer(p.status, problemBody(res, p), 'application/problem+json');
 
     /** Binds, executes and shapes the answer; `em` is the request's transaction when it has an Idempotency-Key. */
@@ -154,7 +160,8 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const tag = current.errors ? undefined : takeEtag((current.data as { result: Record<string, unknown> }).result);
         if (tag && answerNotModified(req, res, tag)) return { status: 304, contentType: '', body: '' };
       }
-      const result = await run(contextValue, variables);
+      // The operation's span: a child of the request's HTTP span, the parent of its SQL spans.
+      const result = await inOperationSpan(operationType, operationName, res.locals.otel ?? otelContext.active(), () => run(contextValue, variables));
       if (result.errors?.length) {
         const error = result.errors[0];
         const c = classify(error);
@@ -202,7 +209,11 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       return done;
     };
 
-    router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>
+    const label = (req: Request, res: Response, next: NextFunction) => {
+      labelRoute(req, res, req.baseUrl + route.path, operationType);
+      next();
+    };
+    router[method](route.path, label, requireScope(route), ...parsers, (req: Request, res: Response) =>
       // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
       callerScope.run({}, () => {
         // ... and the database's tenancy: the caller's community (src/db/tenancy.ts).

@@ -6,6 +6,8 @@ import {
   GraphQLScalarType,
   type GraphQLInputType,
 } from 'graphql';
+import { Checks } from '../common/validate';
+import { ruleOf, type FieldRule } from '../common/rules';
 import type { FieldIssue } from '../errors/app-error';
 
 const INT_MAX = 2 ** 31 - 1;
@@ -21,8 +23,11 @@ function label(path: (string | number)[]): string {
  */
 export function checkInputValue(type: GraphQLInputType, value: unknown): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  walk(type, value, undefined, issues);
-  return issues;
+  const ruled: FieldIssue[] = [];
+  walk(type, value, undefined, issues, ruled);
+  // A body refused for its shape also names the strings that break their field's rule (the
+  // same check the service would make next), so one answer lists every bad field.
+  return issues.length ? [...issues, ...ruled] : issues;
 }
 
 /** The path as a linked list: built per value, turned into an array only for an issue (bulk bodies have 10,000 items). */
@@ -39,16 +44,16 @@ function report(issues: FieldIssue[], path: Path, detail: (label: string) => str
   issues.push({ path: array, detail: detail(label(array)) });
 }
 
-function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldIssue[]): void {
+function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldIssue[], ruled: FieldIssue[]): void {
   if (type instanceof GraphQLNonNull) {
     if (value === undefined) return report(issues, path, (l) => `${l} is required`);
     if (value === null) return report(issues, path, (l) => `${l} must not be null`);
-    return walk(type.ofType, value, path, issues);
+    return walk(type.ofType, value, path, issues, ruled);
   }
   if (value === null || value === undefined) return;
   if (type instanceof GraphQLList) {
     if (!Array.isArray(value)) return report(issues, path, (l) => `${l} must be an array`);
-    for (let i = 0; i < value.length; i++) walk(type.ofType, value[i], { prev: path, key: i }, issues);
+    for (let i = 0; i < value.length; i++) walk(type.ofType, value[i], { prev: path, key: i }, issues, ruled);
     return;
   }
   if (type instanceof GraphQLInputObjectType) {
@@ -59,7 +64,15 @@ function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldI
         report(issues, { prev: path, key: name }, () => `${name} is unknown or read-only and cannot be written`);
       }
     }
-    for (const name in fields) walk(fields[name].type, (value as Record<string, unknown>)[name], { prev: path, key: name }, issues);
+    for (const name in fields) {
+      const field = (value as Record<string, unknown>)[name];
+      walk(fields[name].type, field, { prev: path, key: name }, issues, ruled);
+      const rule = ruleOf(fields[name].extensions) as FieldRule | undefined;
+      if (rule?.kind === 'text' && typeof field === 'string') {
+        const at = toArray(path);
+        for (const issue of new Checks().string(name, field, rule).issues) ruled.push({ ...issue, path: [...at, ...issue.path] });
+      }
+    }
     return;
   }
   if (type instanceof GraphQLEnumType) {

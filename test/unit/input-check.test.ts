@@ -55,4 +55,22 @@ describe('checkInputValue', () => {
     expect(checkInputValue(body, { name: 'a', items: { id: 'x' } })).toEqual([{ path: ['items'], detail: 'items must be an array' }]);
     expect(checkInputValue(body, { name: 'a', items: ['x'] })).toEqual([{ path: ['items', 0], detail: 'items.0 must be a JSON object' }]);
   });
+
+  it('a body refused for its shape also names the strings that break their rule (the same check the service makes)', () => {
+    const Ruled = new GraphQLInputObjectType({
+      name: 'Ruled',
+      fields: {
+        name: { type: GraphQLString, extensions: { rule: { kind: 'text', min: 1, max: 5, nullable: false } } },
+        code: { type: GraphQLString, extensions: { rule: { kind: 'text', max: 9, pattern: /^[a-z]+$/, patternText: 'a-z' } } },
+      },
+    });
+    // Shape fine: the rules are left to the service (no change for valid shapes).
+    expect(checkInputValue(Ruled, { name: '', code: 'X' })).toEqual([]);
+    // Shape broken: every field is named in one answer.
+    expect(checkInputValue(Ruled, { name: '', code: 'X', state: 'ARCHIVED' })).toEqual([
+      { path: ['state'], detail: 'state is unknown or read-only and cannot be written' },
+      { path: ['name'], detail: 'name must be 1-5 characters long' },
+      { path: ['code'], detail: 'code must match a-z' },
+    ]);
+  });
 });

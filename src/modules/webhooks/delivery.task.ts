@@ -12,6 +12,7 @@ import { EVENT_SETTINGS, type EventSettings } from '../events/settings';
 import { SecretError } from '../../security/secret-box';
 import { openSecret } from './webhook-secrets';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
+import { traceCarrier } from '../../observability/spans';
 
 export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
 export const DELIVER_WEBHOOK = 'webhooks:deliver';
@@ -61,7 +62,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
           order by p.id
          on conflict (endpoint_id, event_id) do nothing
          returning id)
-       select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
+       select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id, '_trace', ?::json), max_attempts => 25) from ins`,
       [
         arrayOf(orderedIds(pairs.length)),
         arrayOf(pairs.map((p) => p.endpoint_id)),
@@ -70,6 +71,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
         communityId ?? null,
         communityId ?? null,
         DELIVER_WEBHOOK,
+        JSON.stringify(traceCarrier() ?? null),
       ],
     );
   });
@@ -92,6 +94,7 @@ function signatures(row: DeliveryRow, timestamp: number): { header: string } | {
 
 interface DeliveryRow {
   id: string;
+  created_at: Date;
   event_id: string;
   payload: string;
   status: string;
@@ -134,12 +137,12 @@ function post(eventSettings: EventSettings, url: URL, body: string, headers: Rec
 }
 
 /** One attempt of one delivery; the outcome and the next attempt (if any) are written in one transaction. */
-export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, state }) => {
+export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, state, metrics }) => {
   const eventSettings = state.get(EVENT_SETTINGS);
   const deliveryId = (payload as { deliveryId: string }).deliveryId;
   const em = orm.em.fork() as EntityManager;
   const [row] = await em.execute<DeliveryRow[]>(
-    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret,
+    `select d.id, d.created_at, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret,
             case when w.previous_secret_until > now() then w.previous_secret end as previous_secret, w.enabled, w.id as endpoint_id
        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.id = ?`,
     [deliveryId],
@@ -166,6 +169,7 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, 
     }
   }
   const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  // The outgoing POST carries `traceparent` (the http instrumentation, inside this job's span).
   const error = ok ? null : (outcome.error ?? `answered ${outcome.status}`);
   const attempts = row.attempts + 1;
   const step = RETRY_STEPS[attempts - 1];
@@ -196,9 +200,11 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, 
     if (retry) {
       await tem.execute(`select ${QUEUE_SCHEMA}.add_job(?, ?::json, run_at => ?::timestamptz, max_attempts => 25)`, [
         DELIVER_WEBHOOK,
-        JSON.stringify({ deliveryId: row.id }),
+        JSON.stringify({ deliveryId: row.id, _trace: (payload as { _trace?: unknown })._trace ?? null }),
         next!.toISOString(),
       ]);
     }
   });
+  metrics?.webhookDeliveries.inc({ outcome: ok ? 'succeeded' : retry ? 'retrying' : 'failed' });
+  if (ok) metrics?.webhookLag.observe((Date.now() - new Date(row.created_at).getTime()) / 1000);
 };

@@ -1,0 +1,160 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { median, shoot } from './load';
+import { startServer, type Server } from './proc';
+
+/**
+ * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): three
+ * service processes over the same database, measured in the same rounds, interleaved with
+ * the order rotated per round:
+ * - off: METRICS_ENABLED=false, no OTEL_* (the SDK is not loaded);
+ * - metrics: Prometheus metrics on (the default), scraped every second as Prometheus would;
+ * - tracing: metrics on, and OpenTelemetry exporting OTLP/HTTP (protobuf, the SDK's default) to
+ *   a local receiver with OTEL_TRACES_SAMPLER=parentbased_traceidratio at 0.1 (10% of traces).
+ */
+export interface ObservabilityArm {
+  id: 'off' | 'metrics' | 'tracing';
+  label: string;
+  rps: number[];
+  rpsMedian: number;
+  p50: number;
+  p99: number;
+  /** Median of the per-round ratios to `off` (1 - ratio is the throughput lost). */
+  vsOff: number;
+  /** Server CPU per 2xx response, ms (median over rounds). */
+  cpuMs: number;
+  /**
+   * Median of the per-round ratios of `off`'s CPU per response to this arm's: the throughput
+   * left when the server is CPU-bound, and far less disturbed by other load on the machine
+   * than requests per second (the server's own CPU time is counted, not the wall clock).
+   */
+  cpuVsOff: number;
+}
+
+export interface ObservabilityReport {
+  path: string;
+  rounds: number;
+  seconds: number;
+  connections: number;
+  arms: ObservabilityArm[];
+  /** Bytes and requests the local OTLP receiver got (proof that spans were exported). */
+  exported: { requests: number; bytes: number };
+}
+
+export interface ObservabilityOptions {
+  args: string[];
+  env: Record<string, string>;
+  node: string;
+  logDir: string;
+  key: string;
+  rounds: number;
+  seconds: number;
+  warmSeconds: number;
+  connections: number;
+  log: (line: string) => void;
+}
+
+export const OBSERVABILITY_GOALS = { metrics: 0.05, tracing: 0.1 };
+
+export async function timeObservability(o: ObservabilityOptions): Promise<ObservabilityReport> {
+  const exported = { requests: 0, bytes: 0 };
+  const sink = http.createServer((req, res) => {
+    req.on('data', (c: Buffer) => (exported.bytes += c.length));
+    req.on('end', () => {
+      exported.requests++;
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+  const arms: { id: ObservabilityArm['id']; label: string; env: Record<string, string> }[] = [
+    { id: 'off', label: 'metrics and tracing off', env: { METRICS_ENABLED: 'false' } },
+    { id: 'metrics', label: 'metrics on (scraped every second)', env: { METRICS_ENABLED: 'true' } },
+    {
+      id: 'tracing',
+      label: 'metrics on + tracing, 10% sampled, OTLP to a local receiver',
+      env: {
+        METRICS_ENABLED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        // BENCH_OBS_SAMPLE: another ratio, to tell what every request pays from what sampled ones do.
+        OTEL_TRACES_SAMPLER_ARG: process.env.BENCH_OBS_SAMPLE || '0.1',
+        OTEL_SERVICE_NAME: 'community-api-bench',
+      },
+    },
+  ];
+  const servers: Server[] = [];
+  const scrapes: NodeJS.Timeout[] = [];
+  try {
+    for (const arm of arms) {
+      const env = { ...o.env, ...arm.env };
+      servers.push(await startServer(`obs-${arm.id}`, o.args, env, `${o.logDir}/obs-${arm.id}.log`, o.node));
+    }
+    // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
+    for (const [i, arm] of arms.entries()) {
+      if (arm.id !== 'off') scrapes.push(setInterval(() => void fetch(`${servers[i].url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
+    }
+    const req = { method: 'GET', path: '/api/v1/groups?limit=20', headers: { 'x-api-key': o.key } };
+    for (const server of servers) await shoot(server, req, { connections: o.connections, seconds: o.warmSeconds });
+    const shots = arms.map(() => [] as Awaited<ReturnType<typeof shoot>>[]);
+    for (let round = 0; round < o.rounds; round++) {
+      for (let k = 0; k < arms.length; k++) {
+        const i = (k + round) % arms.length;
+        shots[i].push(await shoot(servers[i], req, { connections: o.connections, seconds: o.seconds }));
+      }
+      o.log(`observability round ${round + 1}: ${arms.map((a, i) => `${a.id} ${Math.round(shots[i][round].rps)}/s ${shots[i][round].cpuMs.toFixed(3)} ms CPU`).join(', ')}`);
+    }
+    return {
+      path: req.path,
+      rounds: o.rounds,
+      seconds: o.seconds,
+      connections: o.connections,
+      exported,
+      arms: arms.map((a, i) => ({
+        id: a.id,
+        label: a.label,
+        rps: shots[i].map((s) => s.rps),
+        rpsMedian: median(shots[i].map((s) => s.rps)),
+        p50: median(shots[i].map((s) => s.p50)),
+        p99: median(shots[i].map((s) => s.p99)),
+        vsOff: median(shots[i].map((s, r) => s.rps / shots[0][r].rps)),
+        cpuMs: median(shots[i].map((s) => s.cpuMs)),
+        cpuVsOff: median(shots[i].map((s, r) => shots[0][r].cpuMs / s.cpuMs)),
+      })),
+    };
+  } finally {
+    for (const t of scrapes) clearInterval(t);
+    for (const s of servers) await s.stop().catch(() => undefined);
+    await new Promise((r) => sink.close(r));
+  }
+}
+
+/** The RESULTS.md section. */
+export function renderObservability(r: ObservabilityReport | undefined): string[] {
+  if (!r) return [];
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const goal = (a: ObservabilityArm) => {
+    if (a.id === 'off') return '';
+    const limit = OBSERVABILITY_GOALS[a.id];
+    const lost = 1 - a.cpuVsOff;
+    return `${pct(lost)} lost by CPU per response, ${pct(1 - a.vsOff)} by 2xx/s (goal <= ${pct(limit)}): ${lost <= limit ? 'met' : 'NOT met'} by CPU`;
+  };
+  return [
+    '## Metrics and tracing overhead',
+    '',
+    `\`GET ${r.path}\`, three service processes over the same database, ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
+      'interleaved with the order rotated per round (`bench/observability.ts`). Ratio: median of the per-round ratios to the arm with both off.',
+    '',
+    '| Arm | 2xx/s (median) | p50 ms | p99 ms | 2xx/s vs off | CPU ms / 2xx | throughput by CPU vs off | Cost |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.arms.map(
+      (a) => `| ${a.label} | ${Math.round(a.rpsMedian)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.vsOff.toFixed(3)} | ${a.cpuMs.toFixed(3)} | ${a.cpuVsOff.toFixed(3)} | ${goal(a)} |`,
+    ),
+    '',
+    'Throughput by CPU: the server\'s own CPU time per 2xx response (utime + stime from /proc), off\'s divided by the arm\'s, median of the rounds. ' +
+      'It is what the arm keeps of the throughput when the server is the bottleneck, and unlike 2xx/s it is not moved by other processes on a shared machine.',
+    '',
+    `The local OTLP receiver got ${r.exported.requests} export requests (${(r.exported.bytes / 1024).toFixed(0)} KiB) during the run.`,
+    '',
+  ];
+}

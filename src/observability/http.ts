@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { context, trace } from '@opentelemetry/api';
+import type { NextFunction, Request, Response } from 'express';
+import type { Caller } from '../context';
+import { scrubUrl, type Logger } from '../logger';
+import { observeRequest, type Metrics } from './metrics';
+import { nameRequestSpan } from './spans';
+import { tracingStarted } from './tracing';
+
+/** The caller's own X-Request-Id when it is 1-128 visible ASCII characters. */
+export const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** The label of a path no route served (404s, probes of unknown paths): one value, never the path. */
+export const UNMATCHED = 'unmatched';
+
+const FIXED = new Set(['/livez', '/readyz', '/health', '/ready', '/metrics', '/graphql', '/docs']);
+
+/** Express path templates (`/groups/:identifier`) -> a matcher for paths no handler labelled (gate refusals, 405s). */
+export function routeMatcher(prefix: string, templates: string[]): (path: string) => string | undefined {
+  const compiled = [...new Set(templates)].map((t) => ({
+    template: prefix + t,
+    regex: new RegExp(`^${(prefix + t).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}/?$`),
+  }));
+  return (path) => compiled.find((c) => c.regex.test(path))?.template;
+}
+
+export interface RequestObserverOptions {
+  logger: Logger;
+  metrics?: Metrics;
+  /** REST paths -> route template, for answers given before the route's own handler ran. */
+  restRoute: (path: string) => string | undefined;
+  /** True from SIGTERM on: answers close their connection, so keep-alive clients move on. */
+  draining: () => boolean;
+}
+
+/**
+ * First middleware of the app: the request id (echoed on every answer), and once the answer is
+ * sent, one log line and one observation of the duration histogram, both by route template.
+ * A handler names its route with `res.locals.route` (the REST facade, /graphql); any other
+ * path is matched against the route table or counted as `unmatched`.
+ */
+export function requestObserver({ logger, metrics, restRoute, draining }: RequestObserverOptions) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const given = req.get('x-request-id');
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    if (draining()) res.setHeader('Connection', 'close');
+    const otel = tracingStarted ? context.active() : undefined;
+    res.locals.otel = otel;
+    const started = process.hrtime.bigint();
+    metrics?.activeRequests.inc();
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics?.activeRequests.dec();
+      // 499: the client went away before the answer was complete.
+      const status = res.writableFinished ? res.statusCode : 499;
+      const path = req.originalUrl.split('?')[0];
+      const rest = path.startsWith('/api/v1/');
+      const route = (res.locals.route as string | undefined) ?? (rest ? restRoute(path) : FIXED.has(path) ? path : undefined) ?? UNMATCHED;
+      const api = rest ? 'rest' : path === '/graphql' ? 'graphql' : 'other';
+      const operationType =
+        (res.locals.operationType as string | undefined) ??
+        (res.locals.graphql as { type?: string } | undefined)?.type ?? (api === 'rest' ? (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation') : 'none');
+      if (metrics) observeRequest(metrics, { method: req.method, route, status, api, operationType }, seconds);
+      const caller = res.locals.caller as Caller | undefined;
+      const span = otel && trace.getSpan(otel)?.spanContext();
+      logger.info(
+        {
+          requestId,
+          method: req.method,
+          route,
+          url: scrubUrl(req.originalUrl),
+          status,
+          ms: Math.round(seconds * 1e4) / 10,
+          ...(caller?.kind === 'key' ? { keyId: caller.keyId } : caller ? { caller: caller.kind } : {}),
+          ...(span && span.traceFlags ? { trace_id: span.traceId, span_id: span.spanId } : {}),
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+/** Names the request's route (metrics label, log field, HTTP span name) once a handler knows it. */
+export function labelRoute(req: Request, res: Response, route: string, operationType?: string): void {
+  res.locals.route = route;
+  if (operationType) res.locals.operationType = operationType;
+  nameRequestSpan(res.locals.otel, req.method, route);
+}
+
+/** GET /metrics: the Prometheus text format. */
+export function metricsHandler(metrics: Metrics) {
+  return async (_req: Request, res: Response, next: NextFunction) => {
+    try {
+      const text = await metrics.text();
+      res.setHeader('Content-Type', metrics.contentType);
+      res.end(text);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

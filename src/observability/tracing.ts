@@ -1,0 +1,55 @@
+/**
+ * OpenTelemetry tracing, started before anything it instruments is loaded (main.ts imports
+ * this module first). Configured only by the standard OTEL_* variables; with no OTLP endpoint
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), or with
+ * `OTEL_SDK_DISABLED=true`, nothing is loaded and the API stays a no-op.
+ *
+ * Instrumented: the HTTP server and client (node:http), pg (one span per SQL statement, only
+ * inside a trace: the job queue's polling makes none), graphql-js parse and validate (for
+ * /graphql; no resolver spans). The REST facade and /graphql execution add one span per
+ * GraphQL operation themselves (src/observability/spans.ts): both run documents compiled by
+ * graphql-jit, which graphql-js's instrumentation does not see. Express's instrumentation is
+ * not used: it adds a span per middleware layer; the HTTP span carries the route template.
+ */
+const env = process.env;
+const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '') || /^none$/i.test(env.OTEL_TRACES_EXPORTER ?? '');
+
+/** Paths no trace is worth: probes and scrapes. */
+const UNTRACED = new Set(['/livez', '/readyz', '/health', '/ready', '/metrics']);
+
+export let tracingStarted = false;
+let shutdownSdk: (() => Promise<void>) | undefined;
+
+if (endpoint && !disabled) {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { GraphQLInstrumentation } = require('@opentelemetry/instrumentation-graphql') as typeof import('@opentelemetry/instrumentation-graphql');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ? undefined : 'community-api',
+    // Traces only: metrics are Prometheus (GET /metrics), logs are pino lines on stdout,
+    // unless the operator asks the SDK for them with OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER.
+    ...(env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
+    ...(env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => UNTRACED.has((req.url ?? '').split('?')[0]),
+        requireParentforOutgoingSpans: true,
+        redactedQueryParamsServer: ['api_key'],
+      }),
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new GraphQLInstrumentation({ depth: 0, ignoreTrivialResolveSpans: true, ignoreResolveSpans: true }),
+    ],
+  });
+  sdk.start();
+  tracingStarted = true;
+  shutdownSdk = () => sdk.shutdown();
+}
+
+/** Flushes the spans still buffered (at shutdown). */
+export async function shutdownTracing(): Promise<void> {
+  await shutdownSdk?.().catch(() => undefined);
+}
