@@ -85,7 +85,9 @@ describe('row-level security: the database holds requests to their community on 
       await owner.query('set local enable_seqscan = off'); // a tiny table: ask for the plan an indexed one gets
       const plan = (await owner.query('explain select id from groups order by created_at, id limit 20')).rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).toMatch(/InitPlan/);
-      expect(plan).toMatch(/Index (Only )?Scan using \w+ on groups[\s\S]*Index Cond: \(community_id = (\$0|\(InitPlan 1\)\.col1)\)/); // PostgreSQL 15 / 18 spelling
+      // an index led by community_id, the setting as its condition (an index scan, or a bitmap one once the table is fuller)
+      expect(plan).toMatch(/Index (Only )?Scan (using|on) groups_community_\w+/);
+      expect(plan).toMatch(/Index Cond: \(community_id = (\$0|\(InitPlan 1\)\.col1)\)/); // PostgreSQL 15 / 18 spelling
     } finally {
       await owner.query('rollback');
     }
