@@ -11,6 +11,8 @@ import { Gate } from './auth/gate';
 import type { Config } from './config';
 import { createContext } from './context';
 import { budgetKey, callerScope } from './db/caller-budget';
+import { withReadScope, type ReadRouter } from './db/replicas';
+import { readRouting } from './graphql/read-routing';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
@@ -34,6 +36,8 @@ export interface AppDeps {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
+  /** Read-only requests on replicas (src/db/replicas.ts), when configured. */
+  reads?: ReadRouter;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -62,7 +66,7 @@ function errorHandler(logger: Logger) {
 }
 
 export async function createApp(deps: AppDeps) {
-  const { config, orm, pool, redis, logger } = deps;
+  const { config, orm, pool, redis, logger, reads } = deps;
   const schema = buildSchema();
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
@@ -80,7 +84,7 @@ export async function createApp(deps: AppDeps) {
     maxDirectives: config.graphqlMaxDirectives,
     maxTokens: config.graphqlMaxTokens,
   };
-  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits, config.graphqlJit);
+  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits, config.graphqlJit, [readRouting(reads)]);
   await apollo.start();
 
   const app = express();
@@ -94,8 +98,8 @@ export async function createApp(deps: AppDeps) {
   app.use(
     cors({
       origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
+      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Consistency-Token'],
+      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed', 'Consistency-Token'],
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
       maxAge: 600,
     }),
@@ -125,7 +129,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
+  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, reads }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -135,8 +139,9 @@ export async function createApp(deps: AppDeps) {
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
-    // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
-    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
+    // After the body is read (stream callbacks would lose the scope): the caller's connection
+    // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
+    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, () => withReadScope(next)),
     graphqlIdempotency(apollo, gate, em, pool),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {

@@ -8,6 +8,7 @@ import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
 import { CallerBudget, installCallerBudget } from './db/caller-budget';
+import { ReadRouter } from './db/replicas';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
@@ -20,6 +21,8 @@ export interface Runtime {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
+  /** Routes read-only requests to replicas, when configured. */
+  reads?: ReadRouter;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
   /** Serves GraphQL subscriptions on the server listening for `app`. */
@@ -44,10 +47,13 @@ export interface RuntimeOptions {
 
 export async function startRuntime(config: Config, databaseUrl: string, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = createLogger(config.logLevel);
-  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true, {
-    statementMs: config.dbStatementTimeoutMs,
-    lockMs: config.dbLockTimeoutMs,
-  });
+  const orm = await openOrm(
+    databaseUrl,
+    config.dbPoolMax,
+    opts.migrate ?? true,
+    { statementMs: config.dbStatementTimeoutMs, lockMs: config.dbLockTimeoutMs },
+    config.databaseReplicaUrls,
+  );
   installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
@@ -55,11 +61,16 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  // Reads on replicas (src/db/replicas.ts), when DATABASE_REPLICA_URLS names any.
+  const reads = config.databaseReplicaUrls.length
+    ? new ReadRouter(orm, databaseUrl, config.databaseReplicaUrls, { maxLagMs: config.replicaMaxLagMs, logger, redis })
+    : undefined;
+  await reads?.start();
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
   configureEvents(config);
   const hub = (hubRef.current = new EventHub(databaseUrl, logger));
-  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger });
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, reads });
   const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
@@ -67,11 +78,13 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     pool,
     redis,
     logger,
+    reads,
     queue,
     attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
+      await reads?.close();
       await hub.close();
       redis?.disconnect();
       await pool.end();

@@ -89,9 +89,13 @@ interface KnexClient {
   releaseConnection(connection: object): Promise<void>;
 }
 
-/** Puts `budget` in front of the ORM's knex pool (see CallerBudget). */
+/** Puts `budget` in front of the ORM's knex pools, the primary's and each read replica's (see CallerBudget). */
 export function installCallerBudget(orm: MikroORM, budget: CallerBudget): void {
-  const client = (orm.em.getConnection().getKnex() as unknown as { client: KnexClient }).client;
+  const replicas = (orm.em.getDriver() as unknown as { replicas: { getKnex(): unknown }[] }).replicas;
+  for (const connection of [orm.em.getConnection('write'), ...replicas]) guard((connection.getKnex() as { client: KnexClient }).client, budget);
+}
+
+function guard(client: KnexClient, budget: CallerBudget): void {
   const owner = new WeakMap<object, string>();
   const acquire = client.acquireConnection.bind(client);
   const release = client.releaseConnection.bind(client);

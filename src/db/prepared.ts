@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
+import { currentReplica, replicaFailed } from './replicas';
 
 /**
  * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
@@ -62,22 +63,33 @@ interface KnexClient {
 
 /** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
 export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-  const { name, text } = statementOf(sql);
-  const knex = em.getConnection().getKnex();
   const trx = em.getTransactionContext<{ client: KnexClient }>();
-  // A transaction's client hands out the transaction's connection and never releases it.
-  const client = trx ? trx.client : (knex as unknown as { client: KnexClient }).client;
-  try {
-    const connection = await client.acquireConnection();
+  // Outside a transaction: the read scope's node (src/db/replicas.ts), the primary by default.
+  const replica = trx ? null : currentReplica();
+  if (replica) {
     try {
-      knex.emit('query', { sql: text, bindings: values, name });
-      const res = await connection.query<R>({ name, text, values });
-      return { rows: res.rows, rowCount: res.rowCount ?? 0 };
-    } finally {
-      if (!trx) await client.releaseConnection(connection);
+      return await run<R>(em, (replica.connection.getKnex() as { client: KnexClient }).client, false, sql, values);
+    } catch (err) {
+      replicaFailed(replica, err); // once more on the primary
     }
+  }
+  try {
+    // A transaction's client hands out the transaction's connection and never releases it.
+    return await run<R>(em, trx ? trx.client : (em.getConnection('write').getKnex() as unknown as { client: KnexClient }).client, Boolean(trx), sql, values);
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
+  }
+}
+
+async function run<R extends QueryResultRow>(em: EntityManager, client: KnexClient, inTransaction: boolean, sql: string, values: unknown[]) {
+  const { name, text } = statementOf(sql);
+  const connection = await client.acquireConnection();
+  try {
+    em.getConnection('write').getKnex().emit('query', { sql: text, bindings: values, name });
+    const res = await connection.query<R>({ name, text, values });
+    return { rows: res.rows, rowCount: res.rowCount ?? 0 };
+  } finally {
+    if (!inTransaction) await client.releaseConnection(connection);
   }
 }
 

@@ -64,8 +64,16 @@ const refuseNul: ApolloServerPlugin<Context> = {
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits, jit = true): ApolloServer<Context> {
+export function createApollo(
+  schema: GraphQLSchema,
+  logger: Logger,
+  sandbox: boolean,
+  limits: QueryLimits,
+  jit = true,
+  extra: ApolloServerPlugin<Context>[] = [],
+): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    ...extra,
     refuseNul,
     unavailableAs503,
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.

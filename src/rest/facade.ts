@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { createContext, type Caller } from '../context';
 import { budgetKey, callerScope } from '../db/caller-budget';
+import { parseToken, type ReadRouter } from '../db/replicas';
 import { classify } from '../errors/classify';
 import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
 import type { Logger } from '../logger';
@@ -28,6 +29,8 @@ export interface FacadeDeps {
   publicBaseUrl: string | undefined;
   /** Run the route documents compiled by graphql-jit (config GRAPHQL_JIT). */
   jit?: boolean;
+  /** Sends GETs to replicas (src/db/replicas.ts), when configured. */
+  reads?: ReadRouter;
 }
 
 const KEY_VALUES = ['id', 'externalId'];
@@ -205,7 +208,12 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
 
     const handle = async (req: Request, res: Response) => {
       let result: Answer;
+      const caller = budgetKey(res.locals.caller as Caller);
       try {
+        if (route.method === 'GET') {
+          result = await read(req, res, caller);
+          return send(res, result);
+        }
         const idempotency = route.method === 'POST' ? idempotencyKeyOf(req) : {};
         if (idempotency.problem) result = problemAnswer(res)(idempotency.problem);
         else if (idempotency.key) {
@@ -219,9 +227,41 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
             problemAnswer: problemAnswer(res),
           });
         } else result = await answer(req, res, deps.em);
+        if (deps.reads && result.status < 400) result = await withToken(result, caller);
       } catch (err) {
         return sendClassified(res, err, () => deps.logger.error({ requestId: res.locals.requestId, err }, 'request failed'));
       }
+      send(res, result);
+    };
+
+    /**
+     * A GET: on a replica that has the caller's last write and the position of the
+     * `Consistency-Token` it sent, else on the primary; answered again by the primary when the
+     * replica failed (docs/architecture.md, "Reads on replicas").
+     */
+    const read = async (req: Request, res: Response, caller: string): Promise<Answer> => {
+      const token = parseToken(req.get('consistency-token'));
+      if (token === null) {
+        const detail = 'Consistency-Token must be a token from a Consistency-Token response header (16 hexadecimal digits)';
+        return problemAnswer(res)(problem(400, detail, [{ pointer: '#/header/Consistency-Token', detail }]));
+      }
+      if (!deps.reads) return answer(req, res, deps.em);
+      return deps.reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500);
+    };
+
+    /** A successful write's answer with the write's position (read-your-writes, on every instance). */
+    const withToken = async (result: Answer, caller: string): Promise<Answer> => {
+      try {
+        return { ...result, headers: { ...result.headers, 'Consistency-Token': await deps.reads!.recordWrite(caller) } };
+      } catch (err) {
+        // The write is committed: its answer stands. The caller's reads fall back to the primary
+        // while its position is unknown (the store that failed fails their lookups too).
+        deps.logger.warn({ err: (err as Error).message }, 'write position not recorded');
+        return result;
+      }
+    };
+
+    const send = (res: Response, result: Answer) => {
       res.status(result.status);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.contentType) res.type(result.contentType).send(result.body);

@@ -6,6 +6,7 @@ import type { Event, EventPage } from './event.entity';
 import { EVENT_TYPES, visibleTypes } from './event-types';
 import { eventSettings } from './settings';
 import { eventData } from '../../db/migrations/event-capture';
+import { currentReplica, onPrimary } from '../../db/replicas';
 
 export interface EventRow {
   id: string;
@@ -80,6 +81,9 @@ export class EventService {
             [place.seq, communityId, place.position],
           )
         : [];
+      // A replica that has not replayed the `after` event yet: the primary answers (the feed
+      // never skips, and never refuses a cursor another node handed out).
+      if (!found?.committed_at && currentReplica()) return onPrimary(() => this.feed(communityId, scopes, args));
       if (!found?.committed_at) {
         const time = idTime(args.after);
         // purged: older than anything kept (or an id of the first outbox, made before retention)
