@@ -31,6 +31,10 @@ export class MemberFieldValue {
   @PrimaryKey({ type: 'uuid' })
   memberId!: string;
 
+  /** The member's community (composite keys: src/db/migrations/Migration20261124300000_tenant_keys.ts). */
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
   @Field(() => ID, { name: 'id', description: 'The id of the additional field.' })
   @PrimaryKey({ type: 'uuid' })
   fieldId!: string;

@@ -53,17 +53,24 @@ export class NotificationRecipient {
   @PrimaryKey({ type: 'uuid' })
   notificationId!: string;
 
+  /** The notification's community (composite keys: src/db/migrations/Migration20261124300000_tenant_keys.ts). */
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
   @PrimaryKey({ type: 'uuid' })
   memberId!: string;
 }
 
 @ObjectType({ description: 'The record that a notification was sent to one member (one per recipient, exactly once).', simpleResolvers: true })
 @Entity({ tableName: 'notification_deliveries' })
-@Unique({ name: 'notification_deliveries_notification_member_unique', properties: ['notificationId', 'memberId'] })
+@Unique({ name: 'notification_deliveries_notification_member_unique', properties: ['communityId', 'notificationId', 'memberId'] })
 export class NotificationDelivery {
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
+
+  @Property({ type: 'uuid' })
+  communityId!: string;
 
   @Field(() => ID)
   @Property({ type: 'uuid' })

@@ -43,7 +43,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
                                    and (w.events @> array[e.type] or w.events @> array['*'])
           where c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
           order by e.seq
-         on conflict (endpoint_id, event_id) do nothing
+         on conflict (community_id, endpoint_id, event_id) do nothing
          returning id)
        select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
       [Number(position), communityId ?? null, communityId ?? null, DELIVER_WEBHOOK],
