@@ -13,6 +13,8 @@ export interface Replicated {
   primaryUrl: string;
   /** The same database on the streaming standby. */
   standbyUrl: string;
+  /** Holds `primary/` and `standby/`, the two data directories. */
+  dataDir: string;
   stopStandby(): Promise<void>;
   startStandby(): Promise<void>;
   close(): Promise<void>;
@@ -56,6 +58,7 @@ export async function startReplicated(applyDelay: string): Promise<Replicated> {
     return {
       primaryUrl,
       standbyUrl: standbyUrl.toString(),
+      dataDir: base,
       stopStandby: async () => {
         await standby?.stop();
         standby = undefined;
