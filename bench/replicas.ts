@@ -26,6 +26,9 @@ export interface ReplicaBench {
   withReplica: Shot[];
   /** Replica CPU per read in the with-replica rounds (ms). */
   replicaCpuMs: number[];
+  /** The same with REDIS_URL too (rate limits and write positions in Redis), when Redis answers. */
+  withReplicaRedis?: Shot[];
+  replicaRedisCpuMs?: number[];
   /** Median of the read one at a time, with the replica (ms). */
   readMs: number;
   /** Median time of the read-your-writes check per read, µs, by store. */
@@ -47,6 +50,10 @@ export async function timeReplicas(
     servers.push(alone);
     const withReplica = await startServer('replicas-with-replica', opts.args, { ...env, DATABASE_REPLICA_URLS: db.standbyUrl }, path.join(opts.outDir, 'replicas-with-replica.log'), opts.node);
     servers.push(withReplica);
+    const withRedis = opts.redisUrl
+      ? await startServer('replicas-with-redis', opts.args, { ...env, DATABASE_REPLICA_URLS: db.standbyUrl, REDIS_URL: opts.redisUrl }, path.join(opts.outDir, 'replicas-with-redis.log'), opts.node)
+      : undefined;
+    if (withRedis) servers.push(withRedis);
 
     // One community with 1,000 groups; a key that writes nothing (its reads may all go to the replica).
     const gql = async (query: string, variables: object) => {
@@ -79,12 +86,21 @@ export async function timeReplicas(
     const primaryOnly: Shot[] = [];
     const replicated: Shot[] = [];
     const replicaCpuMs: number[] = [];
+    const redisShots: Shot[] = [];
+    const redisCpuMs: number[] = [];
     for (let round = 0; round < opts.rounds; round++) {
       primaryOnly.push(await shoot(alone, req, { connections: opts.connections, seconds: opts.seconds, dbCpu: () => treeCpuMs(pidOf('primary')) }));
       const standbyBefore = treeCpuMs(pidOf('standby'));
       const shot = await shoot(withReplica, req, { connections: opts.connections, seconds: opts.seconds, dbCpu: () => treeCpuMs(pidOf('primary')) });
       replicated.push(shot);
       replicaCpuMs.push(shot.ok ? (treeCpuMs(pidOf('standby')) - standbyBefore) / shot.ok : NaN);
+      if (withRedis) {
+        const before = treeCpuMs(pidOf('standby'));
+        const r = await shoot(withRedis, req, { connections: opts.connections, seconds: opts.seconds, dbCpu: () => treeCpuMs(pidOf('primary')) });
+        redisShots.push(r);
+        redisCpuMs.push(r.ok ? (treeCpuMs(pidOf('standby')) - before) / r.ok : NaN);
+        log(`replicas round ${round + 1}: with replica and Redis ${r.rps.toFixed(0)} req/s (primary ${r.dbCpuMs.toFixed(3)}, replica ${redisCpuMs[round].toFixed(3)} ms/read)`);
+      }
       log(
         `replicas round ${round + 1}: primary alone ${primaryOnly[round].rps.toFixed(0)} req/s (primary CPU ${primaryOnly[round].dbCpuMs.toFixed(3)} ms/read); ` +
           `with replica ${shot.rps.toFixed(0)} req/s (primary ${shot.dbCpuMs.toFixed(3)}, replica ${replicaCpuMs[round].toFixed(3)} ms/read)`,
@@ -107,7 +123,17 @@ export async function timeReplicas(
       }
     }
     log(`replicas: read ${readMs.toFixed(2)} ms one at a time; the read-your-writes check ${checkUs.postgresql.toFixed(0)} us (PostgreSQL store)${checkUs.redis !== undefined ? `, ${checkUs.redis.toFixed(0)} us (Redis)` : ''}`);
-    return { rounds: opts.rounds, seconds: opts.seconds, connections: opts.connections, primaryOnly, withReplica: replicated, replicaCpuMs, readMs, checkUs };
+    return {
+      rounds: opts.rounds,
+      seconds: opts.seconds,
+      connections: opts.connections,
+      primaryOnly,
+      withReplica: replicated,
+      replicaCpuMs,
+      ...(withRedis ? { withReplicaRedis: redisShots, replicaRedisCpuMs: redisCpuMs } : {}),
+      readMs,
+      checkUs,
+    };
   } finally {
     for (const s of servers) await s.stop().catch(() => undefined);
     await db.close();
