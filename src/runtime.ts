@@ -63,7 +63,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   // Reads on replicas (src/db/replicas.ts), when DATABASE_REPLICA_URLS names any.
   const reads = config.databaseReplicaUrls.length
-    ? new ReadRouter(orm, databaseUrl, config.databaseReplicaUrls, { maxLagMs: config.replicaMaxLagMs, logger, redis })
+    ? new ReadRouter(orm, databaseUrl, config.databaseReplicaUrls, { maxLagMs: config.replicaMaxLagMs, poolMax: config.dbPoolMax, logger, redis })
     : undefined;
   await reads?.start();
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).

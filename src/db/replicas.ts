@@ -154,6 +154,8 @@ export class RedisPositions implements PositionStore {
 
 export interface ReadRouterOptions {
   maxLagMs: number;
+  /** Connections to the primary for the position store and the polls (as many as the ORM's pool: every read looks up its caller). */
+  poolMax?: number;
   logger: Logger;
   redis?: Redis;
 }
@@ -187,7 +189,7 @@ export class ReadRouter {
     const driver = orm.em.getDriver() as unknown as Driver;
     if (driver.replicas.length !== replicaUrls.length) throw new Error('the ORM was opened without the replicas (ormOptions replicaUrls)');
     this.replicas = replicaUrls.map((url, i) => new Replica(`replica${i}`, url, driver.replicas[i]));
-    this.primary = new Pool({ connectionString: primaryUrl, max: 4, connectionTimeoutMillis: 3000 });
+    this.primary = new Pool({ connectionString: primaryUrl, max: opts.poolMax ?? 10, connectionTimeoutMillis: 3000 });
     this.primary.on('error', (err) => opts.logger.warn({ err: err.message }, 'read router pool error'));
     this.positions = opts.redis ? new RedisPositions(this.primary, opts.redis, Math.max(60_000, opts.maxLagMs * 10)) : new PgPositions(this.primary);
     route(driver);
