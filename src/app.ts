@@ -141,7 +141,7 @@ export async function createApp(deps: AppDeps) {
     express.json({ limit: JSON_LIMIT }),
     // After the body is read (stream callbacks would lose the scope): the caller's connection
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
-    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, () => withReadScope(next)),
+    (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, () => (reads ? withReadScope(next) : next())),
     graphqlIdempotency(apollo, gate, em, pool),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
