@@ -15,6 +15,8 @@ registerEnumType(NotificationStatus, {
 
 @ObjectType({ description: 'A message to chosen members of the community, sent now or at sendAt.', simpleResolvers: true })
 @Entity({ tableName: 'notifications' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'notifications_community_id_id_unique', properties: ['communityId', 'id'] })
 export class Notification extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status';
 
