@@ -70,7 +70,8 @@ export async function prepared<R extends QueryResultRow>(em: EntityManager, sql:
     try {
       return await run<R>(em, (replica.connection.getKnex() as { client: KnexClient }).client, false, sql, values);
     } catch (err) {
-      replicaFailed(replica, err); // once more on the primary
+      if (!replicaFailed(replica, err)) throw em.getDriver().convertException(err as Error);
+      // once more, on the primary
     }
   }
   try {

@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import type Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
+import { BusyError } from '../errors/classify';
 import { readFallbacks, readsPerNode, replicaLag, replicaUp } from './replica-metrics';
 
 /**
@@ -285,12 +286,13 @@ export class ReadRouter {
     } catch {
       // below: the primary answers
     }
-    replicaFailed(replica, undefined);
+    // The statements that failed there already took the replica out if it looked unreachable.
+    readFallbacks.inc({ reason: 'error' });
     readsPerNode.inc({ node: 'primary' });
     return readRoute.run({ replica: null }, work);
   }
 
-  /** Runs `work` as a read routed like `read`, for callers that handle failures themselves (GraphQL). */
+  /** Picks the node of the current read scope (opened by withReadScope), for callers that run the work themselves (GraphQL). */
   async scope(caller: string | undefined, token: bigint | undefined): Promise<Replica | null> {
     const replica = await this.pick(caller, token);
     const state = readRoute.getStore();
@@ -321,13 +323,17 @@ function unreachable(err: unknown): boolean {
 /**
  * A statement failed on `replica`: the rest of the scope reads from the primary, and a replica
  * that looks unreachable gets no reads until its next good poll (a read of a statement that
- * fails anyway fails again on the primary, and that error is the one reported).
+ * fails anyway fails again on the primary, and that error is the one reported). False: the
+ * error is the caller's own (its connection cap), to be thrown as it is.
  */
-export function replicaFailed(replica: Replica, err: unknown): void {
+export function replicaFailed(replica: Replica, err: unknown): boolean {
+  // The caller's own connection cap, not the replica: the primary would make it wait again.
+  if (err instanceof BusyError) return false;
   readFallbacks.inc({ reason: 'error' });
-  if (err === undefined || unreachable(err)) replica.up = false;
+  if (unreachable(err)) replica.up = false;
   const state = readRoute.getStore();
   if (state?.replica === replica && !state.transaction) state.replica = null;
+  return true;
 }
 
 /** Opens an empty read scope for `work`: `ReadRouter.scope` may fill it in later (GraphQL learns the operation late). */
@@ -352,7 +358,7 @@ function route(driver: Driver): void {
     const replica = ctx ? null : currentReplica();
     if (!replica) return execute(q, params, method, ctx, loggerContext);
     return replica.connection.execute(q, params, method, undefined, loggerContext).catch((err: unknown) => {
-      replicaFailed(replica, err);
+      if (!replicaFailed(replica, err)) throw err;
       return execute(q, params, method, ctx, loggerContext);
     });
   };

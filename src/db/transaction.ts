@@ -49,7 +49,8 @@ export async function readTransaction<T>(em: EntityManager, work: (tem: EntityMa
   try {
     return await inReplicaTransaction(() => transaction(em, work));
   } catch (err) {
-    replicaFailed(replica, err); // a read changes nothing: once more, on the primary
+    if (!replicaFailed(replica, err)) throw err;
+    // a read changes nothing: once more, on the primary
     return transaction(em, work);
   }
 }
