@@ -259,3 +259,48 @@ describe('in process: the transaction layer and the Redis position store', () =>
     }
   }, 60_000);
 });
+
+describe('in process: lag', () => {
+  it('a replica further behind than REPLICA_MAX_LAG_MS stops receiving reads within a second, and gets them back once it catches up', async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, DATABASE_REPLICA_URLS: db.standbyUrl, REPLICA_MAX_LAG_MS: '1000' });
+    const runtime = await startRuntime(config, db.primaryUrl, { migrate: false });
+    const writer = new (await import('pg')).Client({ connectionString: db.primaryUrl });
+    await writer.connect();
+    try {
+      const reads = runtime.reads!;
+      const replica = reads.replicas[0];
+      const until = async (what: () => boolean | Promise<boolean>, ms: number) => {
+        const deadline = Date.now() + ms;
+        while (Date.now() < deadline) {
+          if (await what()) return true;
+          await sleep(20);
+        }
+        return false;
+      };
+      // Idle primary: the 2 s apply delay is caught up, the replica serves reads.
+      expect(await until(() => replica.up, 5000)).toBe(true);
+      expect(await reads.pick('key:lag-reader', undefined)).toBe(replica);
+      // Writes every 50 ms: the replica stays 2 s behind, over the 1 s limit.
+      await writer.query('create table if not exists lag_probe (at timestamptz)');
+      let writing = true;
+      const load = (async () => {
+        while (writing) {
+          await writer.query('insert into lag_probe values (now())'); // a commit: what the apply delay holds back
+          await sleep(50);
+        }
+      })();
+      const started = Date.now();
+      // The lag passes 1 s about 1 s after the writes start; the next poll takes the replica out.
+      expect(await until(async () => (await reads.pick('key:lag-reader', undefined)) === null, 4000)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(1000 + 1000 + 500);
+      expect(replica.lagMs).toBeGreaterThan(1000);
+      writing = false;
+      await load;
+      // Writes stop: after the 2 s delay it has replayed everything, and reads return.
+      expect(await until(async () => (await reads.pick('key:lag-reader', undefined)) === replica, 6000)).toBe(true);
+    } finally {
+      await writer.end();
+      await runtime.close();
+    }
+  }, 60_000);
+});
