@@ -146,6 +146,15 @@ describe('reads on a lagging replica', () => {
       expect(mine.body.about).toBe(`v${i}`); // read-your-writes throughout
       const r = await call(s2, reader, 'GET', `/groups/${g.body.id}`);
       expect(r.status).toBe(200);
+      // GraphQL queries read from the replica too: never an error because of it.
+      const q = await fetch(`${s1}/graphql`, {
+        method: 'POST',
+        headers: { 'x-api-key': reader, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ group(ref: { id: "${g.body.id}" }) { name about } groups(limit: 5) { size } }` }),
+      });
+      const qb = await q.json();
+      expect(q.status, JSON.stringify(qb)).toBe(200);
+      expect(qb.errors).toBeUndefined();
       return r.body.about !== `v${i}`;
     };
     expect(await step()).toBe(true);

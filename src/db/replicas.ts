@@ -169,6 +169,7 @@ interface Sample {
 type Driver = {
   getConnection(type?: 'read' | 'write'): RoutedConnection;
   execute(q: unknown, params?: unknown[], method?: string, ctx?: unknown, loggerContext?: unknown): Promise<unknown>;
+  rethrow<T>(promise: Promise<T>): Promise<T>;
   replicas: RoutedConnection[];
 };
 
@@ -193,7 +194,7 @@ export class ReadRouter {
     this.primary = new Pool({ connectionString: primaryUrl, max: opts.poolMax ?? 10, connectionTimeoutMillis: 3000 });
     this.primary.on('error', (err) => opts.logger.warn({ err: err.message }, 'read router pool error'));
     this.positions = opts.redis ? new RedisPositions(this.primary, opts.redis, Math.max(60_000, opts.maxLagMs * 10)) : new PgPositions(this.primary);
-    route(driver);
+    route(driver, this.replicas);
     for (const r of this.replicas) replicaUp.set({ replica: r.name }, 0);
   }
 
@@ -346,9 +347,23 @@ export const withReadScope = <T>(work: () => T): T => readRoute.run({ replica: n
  * scope, 'read' means the primary too: MikroORM's own choice would be a random replica, with
  * no regard for health, lag or the caller's writes.
  */
-function route(driver: Driver): void {
+function route(driver: Driver, replicas: Replica[]): void {
   const getConnection = driver.getConnection.bind(driver);
   const execute = driver.execute.bind(driver);
+  const primary = getConnection('write');
+  // Every statement a replica runs outside a transaction (MikroORM's query builder, em.execute)
+  // runs again on the primary when it fails there; a read-only transaction is retried whole
+  // by readTransaction instead.
+  for (const replica of replicas) {
+    const run = replica.connection.execute.bind(replica.connection);
+    replica.connection.execute = (q, params, method, ctx, loggerContext) => {
+      if (ctx) return run(q, params, method, ctx, loggerContext);
+      return run(q, params, method, ctx, loggerContext).catch((err: unknown) => {
+        if (!replicaFailed(replica, err)) throw err;
+        return primary.execute(q, params, method, undefined, loggerContext);
+      });
+    };
+  }
   driver.getConnection = (type = 'write') => {
     const state = readRoute.getStore();
     if (state?.replica && (type === 'read' || state.transaction)) return state.replica.connection;
@@ -357,9 +372,6 @@ function route(driver: Driver): void {
   driver.execute = (q, params, method, ctx, loggerContext) => {
     const replica = ctx ? null : currentReplica();
     if (!replica) return execute(q, params, method, ctx, loggerContext);
-    return replica.connection.execute(q, params, method, undefined, loggerContext).catch((err: unknown) => {
-      if (!replicaFailed(replica, err)) throw err;
-      return execute(q, params, method, ctx, loggerContext);
-    });
+    return driver.rethrow(replica.connection.execute(q, params, method, undefined, loggerContext));
   };
 }
