@@ -86,6 +86,10 @@ async function main() {
   console.log(line('1,000 additional field values, one statement', r.va, r.vb));
   await without.client.end();
   await withKeys.client.end();
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  for (const name of ['bench_tenant_keys_before', 'bench_tenant_keys_after']) await admin.query(`drop database if exists "${name}" with (force)`);
+  await admin.end();
 }
 
 main().then(
