@@ -11,6 +11,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
+# Where a key file may live when SECRET_ENCRYPTION_KEYS is not given (docker-compose.yml mounts a volume here).
+RUN mkdir -p /home/node/keys && chown node:node /home/node/keys
 USER node
 EXPOSE 3000
 # Heap cap from package.json config.nodeFlags (docs/performance.md); exec keeps node as PID 1 for SIGTERM.

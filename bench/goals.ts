@@ -16,7 +16,7 @@ function atMost(goal: string, value: number, limit: number, unit: (v: number) =>
   return { goal, measured: unit(value), target: `<= ${unit(limit)}`, status: value <= limit ? 'pass' : 'short' };
 }
 
-/** Every goal of issue 6 item 3 and of issue 12, with the value measured in this run. */
+/** Every goal of the bench (docs/performance.md), with the value measured in this run. */
 export function goals(r: BenchResults): Goal[] {
   const out: Goal[] = [];
   for (const l of r.load.filter((x) => x.op.list)) {
@@ -85,7 +85,7 @@ export function goals(r: BenchResults): Goal[] {
 }
 
 /**
- * Today's figures for writes (bench/RESULTS.md of commit 4278091, Node 20, before issue 12):
+ * Today's figures for writes (bench/RESULTS.md of commit 4278091, Node 20, before the PostGraphile comparison):
  * the writes must stay at or under them. Absolute numbers: compare on a quiet machine.
  */
 export const WRITE_BASELINE = { addGroupRps: 975, bulkMs: 69, reorderMs: 308, importS: 4.4 };
@@ -95,7 +95,7 @@ function atLeast(goal: string, value: number, min: number, unit: (v: number) => 
   return { goal, measured: unit(value), target: `>= ${unit(min)}`, status: value >= min ? 'pass' : 'short' };
 }
 
-/** Issue 12: against PostGraphile and the raw arm, in this run. */
+/** Against PostGraphile and the raw arm, in this run. */
 export function peerGoals(r: BenchResults): Goal[] {
   const out: Goal[] = [];
   const op = (id: string) => r.load.find((l) => l.op.id === id);
@@ -106,39 +106,39 @@ export function peerGoals(r: BenchResults): Goal[] {
   const node = (a: Arm) => r.meta.nodes?.[a] ?? r.meta.node;
   const likeForLike = node('rest') === node('postgraphile5') ? '' : ` (REST on Node ${node('rest')}, PostGraphile 5 on ${node('postgraphile5')}: not like for like)`;
   const g20 = op('groups20');
-  out.push(atLeast(`Issue 12: GET /groups?limit=20 vs PostGraphile 5, throughput${likeForLike}`, ratio('groups20', 'rest', 'postgraphile5'), 1, x));
+  out.push(atLeast(`GET /groups?limit=20 vs PostGraphile 5, throughput${likeForLike}`, ratio('groups20', 'rest', 'postgraphile5'), 1, x));
   const cpuRest = g20?.arms.rest.cpuMsMedian ?? NaN;
   const cpuPg5 = g20?.arms.postgraphile5.cpuMsMedian ?? NaN;
   out.push({
-    ...atMost('Issue 12: GET /groups?limit=20 server CPU per request vs PostGraphile 5', cpuRest / cpuPg5, 1, x),
+    ...atMost('GET /groups?limit=20 server CPU per request vs PostGraphile 5', cpuRest / cpuPg5, 1, x),
     measured: Number.isFinite(cpuRest / cpuPg5) ? `${x(cpuRest / cpuPg5)} (${cpuRest.toFixed(2)} vs ${cpuPg5.toFixed(2)} ms)` : 'n/a',
   });
-  out.push(atLeast('Issue 12: GET /groups?limit=20 vs PostGraphile 4, throughput', ratio('groups20', 'rest', 'postgraphile4'), 1.5, x));
-  out.push(atLeast('Issue 12: GET /groups?limit=20 vs raw', ratio('groups20', 'rest', 'raw'), 0.6, x));
-  out.push(atLeast('Issue 12: the same document on /graphql vs PostGraphile 5', ratio('groups20', 'graphql', 'postgraphile5'), 0.8, x));
-  out.push(atLeast('Issue 12: GET /groups/{id} vs raw', ratio('group', 'rest', 'raw'), 0.5, x));
-  out.push(atLeast('Issue 12: GET /groups/{externalId}?key=externalId vs raw', ratio('groupExt', 'rest', 'raw'), 0.5, x));
-  out.push(atLeast('Issue 12: memberships of the 10,000-member group, limit=100, vs raw', ratio('memberships100', 'rest', 'raw'), 0.6, x));
+  out.push(atLeast('GET /groups?limit=20 vs PostGraphile 4, throughput', ratio('groups20', 'rest', 'postgraphile4'), 1.5, x));
+  out.push(atLeast('GET /groups?limit=20 vs raw', ratio('groups20', 'rest', 'raw'), 0.6, x));
+  out.push(atLeast('the same document on /graphql vs PostGraphile 5', ratio('groups20', 'graphql', 'postgraphile5'), 0.8, x));
+  out.push(atLeast('GET /groups/{id} vs raw', ratio('group', 'rest', 'raw'), 0.5, x));
+  out.push(atLeast('GET /groups/{externalId}?key=externalId vs raw', ratio('groupExt', 'rest', 'raw'), 0.5, x));
+  out.push(atLeast('memberships of the 10,000-member group, limit=100, vs raw', ratio('memberships100', 'rest', 'raw'), 0.6, x));
   const reads = r.load.filter((l) => l.op.method === 'GET' && l.arms.rest.halfRate);
   const worst = reads.reduce<{ p99: number; label: string }>((w, l) => (l.arms.rest.halfRate!.p99 > w.p99 ? { p99: l.arms.rest.halfRate!.p99, label: l.op.label } : w), { p99: -Infinity, label: '' });
   out.push({
-    ...atMost('Issue 12: p99 at half of saturation on every read route (REST, worst)', reads.length ? worst.p99 : NaN, 10, (v) => `${v.toFixed(1)} ms`),
+    ...atMost('p99 at half of saturation on every read route (REST, worst)', reads.length ? worst.p99 : NaN, 10, (v) => `${v.toFixed(1)} ms`),
     ...(reads.length ? { measured: `${worst.p99.toFixed(1)} ms (${worst.label})` } : {}),
   });
   // "No loss": the capped service's throughput over the uncapped one's, paired per round; 0.95 allows the rounds' noise.
   const capped = ratio('groups20', 'rest', 'uncapped');
   const peak = r.memory.service.peakMb;
   out.push({
-    goal: 'Issue 12: peak RSS <= 150 MB with no loss of throughput against an uncapped heap (GET /groups?limit=20, REST / uncapped >= 0.95x)',
+    goal: 'peak RSS <= 150 MB with no loss of throughput against an uncapped heap (GET /groups?limit=20, REST / uncapped >= 0.95x)',
     measured: Number.isFinite(capped) ? `${Math.round(peak)} MB; ${x(capped)} (uncapped peak ${Math.round(r.memory.uncapped?.peakMb ?? NaN)} MB)` : 'the uncapped arm was not run',
     target: '<= 150 MB and >= 0.95x',
     status: !Number.isFinite(capped) ? 'not measured' : peak <= 150 && capped >= 0.95 ? 'pass' : 'short',
   });
   const single = (id: string) => r.singles.find((s) => s.id === id)?.restMedian ?? NaN;
   const b = WRITE_BASELINE;
-  out.push(atLeast(`Issue 12: POST /groups does not regress (${b.addGroupRps} req/s before)`, op('addGroup')?.arms.rest.rpsMedian ?? NaN, b.addGroupRps, (v) => `${Math.round(v)} req/s`));
-  out.push(atMost(`Issue 12: bulk of 1,000 does not regress (${b.bulkMs} ms before)`, single('bulk'), b.bulkMs, ms));
-  out.push(atMost(`Issue 12: reorder of 10,000 does not regress (${b.reorderMs} ms before)`, single('reorder'), b.reorderMs, ms));
-  out.push(atMost(`Issue 12: import of 100,000 does not regress (${b.importS} s before)`, single('import') / 1000, b.importS, (v) => `${v.toFixed(1)} s`));
+  out.push(atLeast(`POST /groups does not regress (${b.addGroupRps} req/s before)`, op('addGroup')?.arms.rest.rpsMedian ?? NaN, b.addGroupRps, (v) => `${Math.round(v)} req/s`));
+  out.push(atMost(`bulk of 1,000 does not regress (${b.bulkMs} ms before)`, single('bulk'), b.bulkMs, ms));
+  out.push(atMost(`reorder of 10,000 does not regress (${b.reorderMs} ms before)`, single('reorder'), b.reorderMs, ms));
+  out.push(atMost(`import of 100,000 does not regress (${b.importS} s before)`, single('import') / 1000, b.importS, (v) => `${v.toFixed(1)} s`));
   return out;
 }

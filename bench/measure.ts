@@ -11,7 +11,7 @@ export const PEER_ARMS = ['postgraphile4', 'postgraphile5'] as const satisfies r
 export const isPeer = (a: Arm): boolean => (PEER_ARMS as readonly Arm[]).includes(a);
 /**
  * Variants of the service, each the REST route of a second service process measured in the
- * same rounds (issue 12): `uncapped` runs without the production heap flags ("the heap flags
+ * same rounds: `uncapped` runs without the production heap flags ("the heap flags
  * cost no throughput"), `redis` with REDIS_URL (the rate-limit statement in Redis instead of
  * PostgreSQL), `nojit` with GRAPHQL_JIT=false (the route documents on graphql-js's execute instead of
  * compiled by graphql-jit). Like the peers they serve only the hot list page (the ops with a `peer` document).

@@ -48,7 +48,7 @@ export const graphqlBody = (op: Pick<LoadOp, 'operationId' | 'variables'>): stri
 
 const NEW_GROUP = { name: 'Bench group', about: 'Created by the benchmark', color: '#1E90FF', isVisibleInApp: true };
 
-/** The operations measured under load (issue 6, item 1). */
+/** The operations measured under load. */
 export function loadOps(s: Seeded): LoadOp[] {
   const byOrder = [{ field: 'orderNumber', direction: 'ASC' }];
   return [

@@ -86,7 +86,7 @@ export function renderResults(r: BenchResults): string {
       '**raw** = `bench/raw-server.ts`, node:http + pg running the same statements (prepared) and answering the same JSON; ' +
       '**postgraphile4** / **postgraphile5** = PostGraphile over the same database and tables (`bench/postgraphile-server.ts`), answering the same page of groups.',
     '',
-    '## Goals (issues 6 and 12)',
+    '## Goals',
     '',
     ...table(['Goal', 'Measured', 'Target', 'Status'], goals(r).map((g: Goal) => [g.goal, g.measured, g.target, g.status])),
     '',
@@ -172,7 +172,7 @@ export function renderResults(r: BenchResults): string {
   return out.join('\n');
 }
 
-/** The ops the PostGraphile peers answered, every arm side by side (issue 12). */
+/** The ops the PostGraphile peers answered, every arm side by side. */
 function peerSection(r: BenchResults): string[] {
   const withPeers = r.load.filter((l) => l.op.peer && [...PEER_ARMS, ...VARIANT_ARMS].some((a) => l.arms[a].rps.length));
   if (!withPeers.length) return [];
@@ -197,7 +197,7 @@ function peerSection(r: BenchResults): string[] {
     }
   }
   return [
-    '## Against PostGraphile (issue 12)',
+    '## Against PostGraphile',
     '',
     'The same page from every arm, measured interleaved with the others (the peers take their turn in the same rounds). ' +
       '`uncapped`, `redis` and `nojit` are the REST route of second service processes without the heap flags, with REDIS_URL (rate limits in Redis), and with GRAPHQL_JIT=false (graphql-js execute instead of graphql-jit). ' +

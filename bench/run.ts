@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import net from 'node:net';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -126,7 +127,9 @@ async function main() {
     const serviceNode = benchNode === 'current' ? process.execPath : benchNode === NODE24_VERSION ? node24() : fail(`BENCH_NODE must be ${NODE24_VERSION} or current`);
     const nodes: Partial<Record<Arm, string>> = {};
     // Private networks allowed: the events bench delivers webhooks to a receiver on 127.0.0.1.
-    const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    // Production with DATABASE_URL needs encryption keys (docs/security.md): one made for this run.
+    const SECRET_ENCRYPTION_KEYS = randomBytes(32).toString('base64');
+    const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SECRET_ENCRYPTION_KEYS };
     const serviceArgs = [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'];
     const service = await startServer('service', [...prof, ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);

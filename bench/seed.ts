@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 
-/** The community of issue 6: sizes are fixed so runs compare. */
+/** The bench's community: sizes are fixed so runs compare. */
 export const SIZES = { groups: 1000, members: 10_000, memberships: 50_000, bigGroup: 10_000, fields: 20 };
 
 export interface Seeded {

@@ -102,7 +102,7 @@ async function main() {
   const schema = buildSchema();
   const scopes = new Set(['groups:read', 'group_memberships:read', 'members:read']);
   const caller: Caller = { kind: 'key', keyId: 'stages', communityId: s.communityId, scopes };
-  const ctx = () => createContext(em, caller, 'stages');
+  const ctx = () => createContext(em, caller, 'stages', runtime.state);
   try {
     await statementPaths(em, s);
     for (const limit of [20, 100]) {

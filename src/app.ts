@@ -9,9 +9,9 @@ import type { Pool } from 'pg';
 import type Redis from 'ioredis';
 import { Gate } from './auth/gate';
 import type { Config } from './config';
-import { createContext } from './context';
-import { budgetKey, callerScope } from './db/caller-budget';
-import { withReadScope, type ReadRouter } from './db/replicas';
+import { callerKey, createContext } from './context';
+import { callerScope } from './db/caller-budget';
+import { READ_ROUTER, withReadScope } from './db/replicas';
 import { readRouting } from './graphql/read-routing';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
@@ -28,7 +28,9 @@ import { openApiRouter } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
 import { ideRouter } from './graphql/ide';
-import { attachSubscriptions } from './modules/events/subscriptions';
+import { attachSubscriptions } from './graphql/subscriptions';
+import { KEY_EVENTS } from './auth/key-cache';
+import type { RuntimeState } from './state';
 
 export interface AppDeps {
   config: Config;
@@ -36,8 +38,7 @@ export interface AppDeps {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
-  /** Read-only requests on replicas (src/db/replicas.ts), when configured. */
-  reads?: ReadRouter;
+  state: RuntimeState;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -66,7 +67,9 @@ function errorHandler(logger: Logger) {
 }
 
 export async function createApp(deps: AppDeps) {
-  const { config, orm, pool, redis, logger, reads } = deps;
+  const { config, orm, pool, redis, logger, state } = deps;
+  // Read-only requests on replicas (src/db/replicas.ts), when configured.
+  const reads = state.find(READ_ROUTER);
   const schema = buildSchema();
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
@@ -74,6 +77,8 @@ export async function createApp(deps: AppDeps) {
     new RequestLimiter({ pg: pool, redis }, 'rl-key'),
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
+    state.get(KEY_EVENTS),
+    (err) => logger.warn({ err: err.message }, 'could not record API key use'),
   );
   // One set of document limits for /graphql over HTTP and over graphql-ws.
   const limits: QueryLimits = {
@@ -129,7 +134,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, reads }));
+  v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -142,7 +147,7 @@ export async function createApp(deps: AppDeps) {
     // After the body is read (stream callbacks would lose the scope): the caller's connection
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, () => (reads ? withReadScope(next) : next())),
-    graphqlIdempotency(apollo, gate, em, pool),
+    graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
@@ -153,8 +158,8 @@ export async function createApp(deps: AppDeps) {
           throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
         }
         const scope = callerScope.getStore();
-        if (scope && outcome.caller) scope.key = budgetKey(outcome.caller);
-        return createContext(em, outcome.caller, res.locals.requestId);
+        if (scope && outcome.caller) scope.key = callerKey(outcome.caller);
+        return createContext(em, outcome.caller, res.locals.requestId, state);
       },
     }),
   );
@@ -176,6 +181,7 @@ export async function createApp(deps: AppDeps) {
       subscriptions = attachSubscriptions(server, {
         schema,
         em,
+        state,
         gate,
         logger,
         limits: {
@@ -199,6 +205,7 @@ export async function createApp(deps: AppDeps) {
     close: async () => {
       await subscriptions?.close();
       await apollo.stop();
+      await gate.usage.flush();
     },
   };
 }

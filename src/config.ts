@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseKey } from './security/secret-box';
 
 /** The only reader of process.env: parsed and validated once, at start-up. */
 export interface Config {
@@ -50,6 +51,10 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   webhookRetryBaseMs: number;
   webhookTimeoutMs: number;
+  /** SECRET_ENCRYPTION_KEYS, newest first; empty: the local key file (docs/security.md). */
+  secretEncryptionKeys: Buffer[];
+  /** Where the local key is kept when SECRET_ENCRYPTION_KEYS is unset: beside the embedded database. */
+  secretKeyFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -103,6 +108,26 @@ function corsOrigins(raw: string | undefined): string[] | '*' {
   return origins;
 }
 
+/** SECRET_ENCRYPTION_KEYS: comma-separated base64 keys of 32 bytes, newest first. */
+function secretKeys(env: NodeJS.ProcessEnv): Buffer[] {
+  const raw = env.SECRET_ENCRYPTION_KEYS;
+  if (!raw || !raw.trim()) {
+    // A shared database in production needs keys every instance shares: no silent per-host key
+    // file. A key file named explicitly (SECRET_KEY_FILE, e.g. on a shared volume) is a choice.
+    if (env.DATABASE_URL && env.NODE_ENV === 'production' && !env.SECRET_KEY_FILE) {
+      throw new ConfigError('SECRET_ENCRYPTION_KEYS (or an explicit SECRET_KEY_FILE) is required when NODE_ENV=production and DATABASE_URL is set (docs/security.md)');
+    }
+    return [];
+  }
+  return raw.split(',').map((k, i) => {
+    try {
+      return parseKey(k);
+    } catch (err) {
+      throw new ConfigError(`SECRET_ENCRYPTION_KEYS entry ${i + 1}: ${(err as Error).message}`);
+    }
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const adminToken = env.ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -113,11 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL "${logLevel}" is not a pino level`);
   }
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']);
+  const embeddedPgDir = path.resolve(env.EMBEDDED_PG_DIR || '.data/pg');
   return {
     nodeEnv: env.NODE_ENV || 'development',
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    embeddedPgDir: path.resolve(env.EMBEDDED_PG_DIR || '.data/pg'),
+    embeddedPgDir,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
     adminToken,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -154,5 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    secretEncryptionKeys: secretKeys(env),
+    secretKeyFile: path.resolve(env.SECRET_KEY_FILE || path.join(path.dirname(embeddedPgDir), 'secret-encryption.key')),
   };
 }

@@ -2,13 +2,21 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createParameterDecorator, type AuthChecker } from 'type-graphql';
 import { AppError } from './errors/app-error';
 import { Loaders } from './loaders';
+import type { RuntimeState } from './state';
 
 export type Caller =
   | { kind: 'key'; keyId: string; communityId: string; scopes: Set<string> }
   | { kind: 'operator' };
 
-/** A service class: built per request around the request's EntityManager. */
-export type ServiceClass<T> = new (em: EntityManager) => T;
+/**
+ * One caller's key for what is kept per caller: its connection budget (src/db/caller-budget.ts)
+ * and its Idempotency-Keys (src/http/idempotency.ts: two API keys of one community never see
+ * each other's answers).
+ */
+export const callerKey = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
+
+/** A service class: built per request around the request's EntityManager (and the runtime's state, for those that read it). */
+export type ServiceClass<T> = new (em: EntityManager, state: RuntimeState) => T;
 
 export interface Context {
   caller?: Caller;
@@ -17,13 +25,15 @@ export interface Context {
   loaders: Loaders;
   /** The request's instance of a service, built on first use. */
   service<T>(service: ServiceClass<T>): T;
+  /** What the runtime keeps for its life (src/state.ts): the event hub, settings. */
+  state: RuntimeState;
   requestId: string;
 }
 
 const NO_COMMUNITY = '00000000-0000-0000-0000-000000000000';
 
-export function createContext(em: EntityManager, caller: Caller | undefined, requestId: string): Context {
-  // keepTransactionContext: a request with an Idempotency-Key runs in one transaction (src/rest/idempotency.ts).
+export function createContext(em: EntityManager, caller: Caller | undefined, requestId: string, state: RuntimeState): Context {
+  // keepTransactionContext: a request with an Idempotency-Key runs in one transaction (src/http/idempotency.ts).
   const fork = em.fork({ clear: true, useContext: false, keepTransactionContext: true }) as EntityManager;
   const services = new Map<ServiceClass<unknown>, unknown>();
   const communityId = caller?.kind === 'key' ? caller.communityId : NO_COMMUNITY;
@@ -33,9 +43,10 @@ export function createContext(em: EntityManager, caller: Caller | undefined, req
     loaders: new Loaders({ em: fork, communityId }),
     service<T>(service: ServiceClass<T>): T {
       let instance = services.get(service) as T | undefined;
-      if (instance === undefined) services.set(service, (instance = new service(fork)));
+      if (instance === undefined) services.set(service, (instance = new service(fork, state)));
       return instance;
     },
+    state,
     requestId,
   };
 }

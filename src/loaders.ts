@@ -3,6 +3,8 @@ import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page, type PageArgs, type PageWindow } from './common/pagination';
 import { byIds, leanByIds } from './db/lean';
+import { anyOf, arrayOf } from './db/sql';
+import { VERSION_COLUMN } from './db/version';
 
 /** What a loader is built for: one request's EntityManager and the caller's community. */
 export interface LoaderScope {
@@ -63,4 +65,33 @@ export function pagesByOwner<T, A extends PageArgs = PageArgs>(
       return loader;
     };
   };
+}
+
+const versionLoaders = new WeakMap<EntityClass<object>, LoaderFactory<DataLoader<string, string | undefined>>>();
+
+/**
+ * The current version (src/db/version.ts) of records of a versioned entity the request wrote
+ * or loaded as entities (reads that return lean rows carry it already); one factory per
+ * entity, registered for every entity a module lists in `versioned`. Read in the request's
+ * transaction, after its flush; never cached (a mutation may write again).
+ */
+export function versionsById(entity: EntityClass<object>): LoaderFactory<DataLoader<string, string | undefined>> {
+  let factory = versionLoaders.get(entity);
+  if (!factory) {
+    factory = ({ em }) =>
+      new DataLoader(
+        async (ids) => {
+          const table = em.getMetadata().get(entity.name).tableName;
+          const rows: { id: string; version: string }[] = await em.execute(
+            `select t.id, ${VERSION_COLUMN('t')} as version from "${table}" t where t.id = ${anyOf('uuid')}`,
+            [arrayOf(ids)],
+          );
+          return byIds(rows, ids).map((r) => r?.version);
+        },
+        { cache: false },
+      );
+    Object.defineProperty(factory, 'name', { value: `${entity.name}Versions` });
+    versionLoaders.set(entity, factory);
+  }
+  return factory;
 }

@@ -8,12 +8,14 @@ import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
 import { CallerBudget, installCallerBudget } from './db/caller-budget';
-import { ReadRouter } from './db/replicas';
+import { READ_ROUTER, ReadRouter } from './db/replicas';
 import { migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
-import { EventHub, hubRef } from './modules/events/hub';
-import { configureEvents } from './modules/events/settings';
+import { modules } from './modules';
+import type { ModuleStop } from './modules/module';
+import { RuntimeState } from './state';
+import { openSecretBox, secretsRef } from './security/secret-box';
 
 export interface Runtime {
   app: import('express').Express;
@@ -21,8 +23,8 @@ export interface Runtime {
   pool: Pool;
   redis?: Redis;
   logger: Logger;
-  /** Routes read-only requests to replicas, when configured. */
-  reads?: ReadRouter;
+  /** What this runtime keeps for its life (src/state.ts), filled by the modules' start hooks. */
+  state: RuntimeState;
   /** This instance's job worker, when started (see startRuntime's `worker`). */
   queue?: JobQueue;
   /** Serves GraphQL subscriptions on the server listening for `app`. */
@@ -54,6 +56,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     { statementMs: config.dbStatementTimeoutMs, lockMs: config.dbLockTimeoutMs },
     config.databaseReplicaUrls,
   );
+  secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
   installCallerBudget(orm, new CallerBudget(config.dbConnectionsPerCaller, config.dbCallerWaitMs));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
@@ -68,24 +71,29 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   await reads?.start();
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
-  configureEvents(config);
-  const hub = (hubRef.current = new EventHub(databaseUrl, logger));
-  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, reads });
-  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
+  const state = new RuntimeState();
+  if (reads) state.set(READ_ROUTER, reads);
+  const stops: ModuleStop[] = [];
+  for (const m of modules) {
+    const stop = await m.start?.({ config, databaseUrl, orm, logger, state });
+    if (stop) stops.unshift(stop);
+  }
+  const { app, attach, close } = await createApp({ config, orm, pool, redis, logger, state });
+  const queue = opts.worker ? await startQueue(databaseUrl, { orm, logger, state }, tasks, { schedules, ...(opts.worker === true ? {} : opts.worker) }) : undefined;
   return {
     app,
     orm,
     pool,
     redis,
     logger,
-    reads,
+    state,
     queue,
     attach,
     async close() {
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
+      for (const stop of stops) await stop();
       await reads?.close();
-      await hub.close();
       redis?.disconnect();
       await pool.end();
       await orm.close(true);

@@ -158,7 +158,7 @@ describe('scheduled notifications', () => {
   });
 
   it('with two workers and concurrent senders, every recipient still gets exactly one delivery', async () => {
-    const second = await startQueue(inject('databaseUrl'), { orm: app.runtime.orm, logger: app.runtime.logger }, tasks, { pollInterval: 100, concurrency: 4 });
+    const second = await startQueue(inject('databaseUrl'), { orm: app.runtime.orm, logger: app.runtime.logger, state: app.runtime.state }, tasks, { pollInterval: 100, concurrency: 4 });
     try {
       const members = await createMembers(app, t.communityId, Array.from({ length: 5 }, () => ({})));
       const sendAt = inSeconds(1);

@@ -130,4 +130,24 @@ describe('tenant keys in the catalog', () => {
     await expect(value(a.c, a.m, b.f)).rejects.toMatchObject({ code: '23503' });
     await value(a.c, a.m, a.f);
   });
+
+  it("refuses an API key's successor from another community, and clears only the successor when it is deleted", async () => {
+    const key = async (community: string) =>
+      (
+        await db.query<{ id: string }>(
+          `insert into api_keys (id, community_id, key_hash, created_at) values (gen_random_uuid(), $1, md5(random()::text), now()) returning id`,
+          [community],
+        )
+      ).rows[0].id;
+    const community = async () =>
+      (await db.query<{ id: string }>(`insert into communities (id, name, created_at) values (gen_random_uuid(), 'Keys', now()) returning id`)).rows[0].id;
+    const [a, b] = [await community(), await community()];
+    const [old, successor, foreign] = [await key(a), await key(a), await key(b)];
+    const replace = (id: string, by: string) => db.query('update api_keys set replaced_by = $2 where id = $1', [id, by]);
+    await expect(replace(old, foreign)).rejects.toMatchObject({ code: '23503' });
+    await replace(old, successor);
+    await db.query('delete from api_keys where id = $1', [successor]);
+    const { rows } = await db.query('select community_id, replaced_by from api_keys where id = $1', [old]);
+    expect(rows).toEqual([{ community_id: a, replaced_by: null }]);
+  });
 });

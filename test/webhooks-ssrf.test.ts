@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { sealSecret } from '../src/modules/webhooks/webhook-secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { expectProblem } from './helpers/factories';
@@ -38,10 +40,11 @@ describe('outbound webhook safety', () => {
       const sql = sqlWith(app);
       const ids: string[] = [];
       for (const url of [`http://localhost:${receiver.port}/rebound`, `http://127.0.0.1:${receiver.port}/literal`]) {
+        const id = randomUUID();
         const [row] = await sql(
           `insert into webhook_endpoints (id, community_id, url, events, secret, created_at, modified_at)
-           values (gen_random_uuid(), ?, ?, '{*}', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', now(), now()) returning id`,
-          [t.communityId, url],
+           values (?, ?, ?, '{*}', ?, now(), now()) returning id`,
+          [id, t.communityId, url, sealSecret(id, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')],
         );
         ids.push(row.id);
       }

@@ -84,7 +84,7 @@ describe('deliveries', () => {
     const group = (await app.http.post('/api/v1/groups').set(auth(tenant)).send({ name: 'Hooked' })).body;
     await app.http.patch(`/api/v1/groups/${group.id}`).set(auth(tenant)).send({ name: 'Hooked 2' });
     const rest = (await app.http.get(`/api/v1/groups/${group.id}`).set(auth(tenant))).body;
-    // a membership's events keep it typed (Migration20261123010000_event_snapshots): its JSON is built when read
+    // a membership's events keep it typed (docs/events.md): its JSON is built when read
     const member = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ externalId: 'hooked-member' })).body;
     const joined = await app.http.post(`/api/v1/groups/${group.id}/memberships/_bulk`).set(auth(tenant)).send({ groupMemberships: [{ memberId: member.id, title: 'Hook' }] });
     expect(joined.status, JSON.stringify(joined.body)).toBe(201);
@@ -119,6 +119,8 @@ describe('deliveries', () => {
       ['group_membership.created', 'SUCCEEDED', 1, 200],
       ['member.created', 'SUCCEEDED', 1, 200],
     ]);
+    // Delivery ids are time-ordered (version 7 layout) like every other record's.
+    for (const d of listed) expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('receiver down, then up: the delivery is retried on schedule and arrives with the same webhook-id', async () => {

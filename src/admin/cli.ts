@@ -3,19 +3,31 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
+import type { ApiKey } from '../auth/api-key.entity';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
 import { AdminService } from '../modules/communities/admin.service';
+import { RuntimeState } from '../state';
 import { resolveDatabase } from '../runtime';
+import { resealWebhookSecrets } from '../modules/webhooks/webhook-secrets';
+import { openSecretBox, secretsRef } from '../security/secret-box';
 
 const USAGE = `usage: npm run admin -- <command> [options]
   create-community --name <name>
-  create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>]
+  create-key --community <id> [--scopes groups,members:read,...] [--rate-limit <per hour>] [--expires-at <ISO time>]
+  rotate-key --id <key id> [--overlap <seconds, default 86400>] [--expires-at <ISO time, the successor's>]
   revoke-key --id <key id>
+  list-keys --community <id>
+  reencrypt-secrets   seal every stored webhook secret with the first of SECRET_ENCRYPTION_KEYS
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
-async function run(service: AdminService, command: string, values: Record<string, string | undefined>) {
+async function run(service: AdminService, command: string, values: Record<string, string | undefined>, em: EntityManager) {
   switch (command) {
+    case 'reencrypt-secrets': {
+      const box = secretsRef.current!;
+      const { checked, resealed } = await resealWebhookSecrets(em, box, 'all');
+      return { keyId: box.current.id, webhookSecrets: { checked, resealed } };
+    }
     case 'create-community': {
       const c = await service.createCommunity(values.name ?? '');
       return { id: c.id, name: c.name, createdAt: c.createdAt.toISOString() };
@@ -27,15 +39,50 @@ async function run(service: AdminService, command: string, values: Record<string
         communityId: values.community ?? '',
         scopes: values.scopes ? values.scopes.split(',').map((s) => s.trim()).filter(Boolean) : [],
         rateLimitPerHour: rate === undefined ? null : Number(rate),
+        expiresAt: time(values['expires-at'], '--expires-at'),
       });
-      return { id: key.id, key: plain, communityId: key.communityId, scopes: key.scopes, rateLimitPerHour: key.rateLimitPerHour ?? null };
+      return { ...keyInfo(key), key: plain };
     }
+    case 'rotate-key': {
+      const overlap = values.overlap;
+      if (overlap !== undefined && !/^\d+$/.test(overlap)) throw new AppError('VALIDATION', '--overlap must be a number of seconds');
+      const { key, plain, previous } = await service.rotateKey({
+        id: values.id ?? '',
+        overlapSeconds: overlap === undefined ? null : Number(overlap),
+        expiresAt: time(values['expires-at'], '--expires-at'),
+      });
+      return { successor: { ...keyInfo(key), key: plain }, previous: keyInfo(previous) };
+    }
+    case 'list-keys':
+      return (await service.listKeys(values.community ?? '')).map(keyInfo);
     case 'revoke-key':
       return { id: values.id, revoked: await service.revokeKey(values.id ?? '') };
     default:
       throw new Error(USAGE);
   }
 }
+
+const COMMANDS = ['create-community', 'create-key', 'rotate-key', 'revoke-key', 'list-keys', 'reencrypt-secrets'];
+
+function time(value: string | undefined, name: string): Date | null {
+  if (value === undefined) return null;
+  const date = new Date(value);
+  if (!/^\d{4}-\d\d-\d\dT/.test(value) || Number.isNaN(date.getTime())) throw new AppError('VALIDATION', `${name} must be an ISO 8601 time`);
+  return date;
+}
+
+/** A key as the operator sees it: never the key (except once, at creation) nor its hash. */
+const keyInfo = (k: ApiKey) => ({
+  id: k.id,
+  communityId: k.communityId,
+  scopes: k.scopes,
+  rateLimitPerHour: k.rateLimitPerHour ?? null,
+  createdAt: k.createdAt.toISOString(),
+  expiresAt: k.expiresAt?.toISOString() ?? null,
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  revokedAt: k.revokedAt?.toISOString() ?? null,
+  replacedBy: k.replacedBy ?? null,
+});
 
 async function main() {
   const { positionals, values } = parseArgs({
@@ -46,10 +93,12 @@ async function main() {
       scopes: { type: 'string' },
       'rate-limit': { type: 'string' },
       id: { type: 'string' },
+      overlap: { type: 'string' },
+      'expires-at': { type: 'string' },
     },
   });
   const command = positionals[0];
-  if (!command || !['create-community', 'create-key', 'revoke-key'].includes(command)) {
+  if (!command || !COMMANDS.includes(command)) {
     console.error(USAGE);
     process.exit(2);
   }
@@ -57,7 +106,10 @@ async function main() {
   const { url, embedded } = await resolveDatabase(config, createLogger('silent'));
   const orm = await openOrm(url, 2);
   try {
-    const result = await run(new AdminService(orm.em.fork() as EntityManager), command, values);
+    // The same keys as the service: SECRET_ENCRYPTION_KEYS, else the local key file (logged to stderr).
+    secretsRef.current = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
+    const em = orm.em.fork() as EntityManager;
+    const result = await run(new AdminService(em, new RuntimeState()), command, values, em);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

@@ -1,15 +1,7 @@
 import type { Pool } from 'pg';
 import { hashKey, looksLikeKey, sameHash } from './keys';
-import type { KeyCache } from './key-cache';
+import type { KeyCache, KeyRecord } from './key-cache';
 import { expandScopes } from './scopes';
-
-export interface KeyRecord {
-  keyId: string;
-  communityId: string;
-  scopes: Set<string>;
-  rateLimitPerHour: number | null;
-  revoked: boolean;
-}
 
 /**
  * Looks a presented key up by its hash. The hash comparison after the indexed
@@ -27,9 +19,10 @@ export async function findKey(pool: Pool, plain: string, cache?: KeyCache): Prom
     scopes: string[];
     rate_limit_per_hour: number | null;
     revoked_at: Date | null;
+    expires_at: Date | null;
   }>({
     name: 'find-api-key',
-    text: 'select id, community_id, key_hash, scopes, rate_limit_per_hour, revoked_at from api_keys where key_hash = $1',
+    text: 'select id, community_id, key_hash, scopes, rate_limit_per_hour, revoked_at, expires_at from api_keys where key_hash = $1',
     values: [hash],
   });
   const row = rows[0];
@@ -38,12 +31,20 @@ export async function findKey(pool: Pool, plain: string, cache?: KeyCache): Prom
   return record;
 }
 
-function toRecord(row: { id: string; community_id: string; scopes: string[]; rate_limit_per_hour: number | null; revoked_at: Date | null }): KeyRecord {
+function toRecord(row: {
+  id: string;
+  community_id: string;
+  scopes: string[];
+  rate_limit_per_hour: number | null;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+}): KeyRecord {
   return {
     keyId: row.id,
     communityId: row.community_id,
     scopes: expandScopes(row.scopes),
     rateLimitPerHour: row.rate_limit_per_hour,
     revoked: row.revoked_at !== null,
+    expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null,
   };
 }

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
 import type { Caller } from '../context';
@@ -6,6 +7,7 @@ import { isUnavailable, RETRY_AFTER_SECONDS } from '../errors/classify';
 import { RequestLimiter, StoreUnavailableError, type Verdict } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
 import { KeyCache } from './key-cache';
+import { KeyUsage } from './key-usage';
 
 export interface GateConfig {
   rateLimitPerHour: number;
@@ -34,14 +36,20 @@ export function presentedKey(req: Request): string | undefined {
  */
 export class Gate {
   private readonly keys: KeyCache;
+  /** lastUsedAt, batched off the request path. */
+  readonly usage: KeyUsage;
 
   constructor(
     private readonly pool: Pool,
     private readonly limiter: RequestLimiter,
     private readonly failures: RequestLimiter,
     private readonly config: GateConfig,
+    /** Revocations (KEY_EVENTS of the runtime's state): the cache forgets a revoked key at once. */
+    keyEvents: EventEmitter,
+    onUsageError: (err: Error) => void = () => undefined,
   ) {
-    this.keys = new KeyCache(config.keyCacheTtlMs);
+    this.keys = new KeyCache(config.keyCacheTtlMs, keyEvents);
+    this.usage = new KeyUsage(pool, onUsageError);
   }
 
   isOperator(req: Request): boolean {
@@ -84,6 +92,8 @@ export class Gate {
         return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key is not valid' };
       }
       if (key.revoked) return { ok: false, code: 'FORBIDDEN', detail: 'The API key has been revoked' };
+      if (key.expiresAt !== null && key.expiresAt <= Date.now()) return { ok: false, code: 'UNAUTHENTICATED', detail: 'The API key has expired' };
+      this.usage.touch(key.keyId);
       const caller: Caller = { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes };
       if (!charge) return { ok: true, caller };
       const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);

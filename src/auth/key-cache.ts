@@ -1,9 +1,24 @@
 import { EventEmitter } from 'node:events';
-import type { KeyRecord } from './authenticate';
+import { slot } from '../state';
 
-/** Revocations on this instance take effect at once; other instances see them within the TTL. */
-export const keyEvents = new EventEmitter().setMaxListeners(0);
+export interface KeyRecord {
+  keyId: string;
+  communityId: string;
+  scopes: Set<string>;
+  rateLimitPerHour: number | null;
+  revoked: boolean;
+  /** Epoch ms after which the key is refused; null: no expiry. */
+  expiresAt: number | null;
+}
+
+/**
+ * Revocations on this instance (one per runtime, src/state.ts) take effect at once: the key
+ * cache forgets the key and its open subscriptions close. Other instances see them within the TTL.
+ */
+export const KEY_EVENTS = slot('keyEvents', () => new EventEmitter().setMaxListeners(0));
 export const KEY_REVOKED = 'revoked';
+/** A key's record changed (a rotation set its expiry): caches forget it; its connections stay. */
+export const KEY_CHANGED = 'changed';
 
 interface Entry {
   record: KeyRecord | null;
@@ -19,9 +34,11 @@ export class KeyCache {
 
   constructor(
     private readonly ttlMs: number,
+    keyEvents: EventEmitter,
     private readonly max = 10_000,
   ) {
     keyEvents.on(KEY_REVOKED, (keyId: string) => this.forget(keyId));
+    keyEvents.on(KEY_CHANGED, (keyId: string) => this.forget(keyId));
   }
 
   get(hash: string): KeyRecord | null | undefined {

@@ -7,6 +7,9 @@ export const RESOURCES = [
   'triggers',
   'events',
   'webhooks',
+  // Only `api_keys:read` means something: it shows the api_key.* events of the feed, webhooks
+  // and subscriptions. Keys are managed by the operator alone (docs/security.md).
+  'api_keys',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 export type Access = 'read' | 'write';

@@ -107,10 +107,7 @@ export function pageWindow(args: PageArgs): PageWindow {
   const checks = new Checks();
   const limit = args.limit ?? DEFAULT_LIMIT;
   const skip = args.skip ?? 0;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    checks.add(['limit'], `limit must be an integer from 1 to ${MAX_LIMIT}`);
-  }
-  if (!Number.isInteger(skip) || skip < 0) checks.add(['skip'], 'skip must be an integer of at least 0');
+  checks.int('limit', limit, { min: 1, max: MAX_LIMIT }).int('skip', skip, { min: 0 });
   checks.done();
   const orderBy: Record<string, 'asc' | 'desc'>[] = [];
   const seen = new Set<string>();

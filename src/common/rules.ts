@@ -86,14 +86,6 @@ export const EXTERNAL_ID = text({
 /** Names of groups, additional fields, notification titles. */
 export const NAME = text({ min: 1, max: 256, nullable: false, example: 'Example' });
 
-export const GROUP = {
-  externalId: { ...EXTERNAL_ID, example: 'team-berlin' },
-  name: { ...NAME, example: 'Team Berlin' },
-  about: text({ max: 2048, nullable: true, example: 'Everyone working in the Berlin office.' }),
-  color: text({ max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)', nullable: true, example: '#1E90FF' }),
-  isVisibleInApp: value({ nullable: false, default: true, example: true }),
-};
-
 /** Pragmatic, not RFC 5322: one @, no spaces or quotes, a dotted domain of DNS labels. */
 export const EMAIL_PATTERN =
   /^[^\s@"(),:;<>[\]\\]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;

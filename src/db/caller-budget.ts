@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { BusyError } from '../errors/classify';
+import { interceptPool } from './driver-pool';
 
 /**
  * A cap on the pool connections one caller (one API key, or the operator) holds at once,
@@ -84,45 +85,31 @@ export class CallerBudget {
   }
 }
 
-interface KnexClient {
-  acquireConnection(): Promise<object>;
-  releaseConnection(connection: object): Promise<void>;
-}
-
-/** Puts `budget` in front of the ORM's knex pools, the primary's and each read replica's (see CallerBudget). */
+/** Puts `budget` in front of the ORM's pools, the primary's and each read replica's (see CallerBudget), through the driver-pool adapter. */
 export function installCallerBudget(orm: MikroORM, budget: CallerBudget): void {
-  const replicas = (orm.em.getDriver() as unknown as { replicas: { getKnex(): unknown }[] }).replicas;
-  for (const connection of [orm.em.getConnection('write'), ...replicas]) guard((connection.getKnex() as { client: KnexClient }).client, budget);
-}
-
-function guard(client: KnexClient, budget: CallerBudget): void {
   const owner = new WeakMap<object, string>();
-  const acquire = client.acquireConnection.bind(client);
-  const release = client.releaseConnection.bind(client);
-  client.acquireConnection = async () => {
-    const key = callerScope.getStore()?.key;
-    if (key === undefined) return acquire();
-    await budget.acquire(key);
-    try {
-      const connection = await acquire();
-      owner.set(connection, key);
-      return connection;
-    } catch (err) {
-      budget.release(key);
-      throw err;
-    }
-  };
-  client.releaseConnection = async (connection: object) => {
-    const key = owner.get(connection);
-    owner.delete(connection);
-    try {
-      return await release(connection);
-    } finally {
-      if (key !== undefined) budget.release(key);
-    }
-  };
+  interceptPool(orm.em, {
+    async acquire(take) {
+      const key = callerScope.getStore()?.key;
+      if (key === undefined) return take();
+      await budget.acquire(key);
+      try {
+        const connection = await take();
+        owner.set(connection, key);
+        return connection;
+      } catch (err) {
+        budget.release(key);
+        throw err;
+      }
+    },
+    async release(connection, giveBack) {
+      const key = owner.get(connection);
+      owner.delete(connection);
+      try {
+        return await giveBack();
+      } finally {
+        if (key !== undefined) budget.release(key);
+      }
+    },
+  });
 }
-
-/** The budget key of a caller. */
-export const budgetKey = (caller: { kind: 'key'; keyId: string } | { kind: 'operator' }): string =>
-  caller.kind === 'key' ? `key:${caller.keyId}` : 'operator';

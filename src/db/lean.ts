@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { TEXT_SORT_FIELDS, toPage, type Page, type PageWindow } from '../common/pagination';
 import { preparedRows } from './prepared';
 import { anyOf, arrayOf } from './sql';
-import { VERSION_COLUMN, type VersionedTable } from './version';
+import { isVersioned, VERSION_COLUMN } from './version';
 
 interface LeanShape {
   select: string;
@@ -22,8 +22,6 @@ export interface LeanExtra {
   select: string;
 }
 
-const VERSIONED = new Set<string>(['groups', 'members', 'group_memberships', 'additional_fields'] satisfies VersionedTable[]);
-
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
 
 /** Column list of an entity (table alias `t`), read once from MikroORM's metadata. */
@@ -41,7 +39,7 @@ function shapeOf(em: EntityManager, entity: EntityClass<object>): LeanShape {
         ? `to_char(t."${p.fieldNames[0]}" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
         : `t."${p.fieldNames[0]}"`;
     let select = props.map((p) => `${column(p)} as "${p.name}"`).join(', ');
-    if (VERSIONED.has(meta.tableName)) select += `, ${VERSION_COLUMN('t')} as "version"`; // src/db/version.ts
+    if (isVersioned(entity)) select += `, ${VERSION_COLUMN('t')} as "version"`; // src/db/version.ts
     shape = { select, table: `"${meta.tableName}" t`, columns };
     shapes.set(entity, shape);
   }
@@ -137,7 +135,7 @@ export interface LeanParent {
 
 /**
  * A page of the community's children of a parent, with the parent's existence checked in the
- * SAME statement (one round trip instead of two: docs/performance.md, "Levers, measured");
+ * SAME statement (one round trip instead of two: docs/performance.md, "Decisions");
  * null when the community has no such parent. The parent row is left-joined to the page: no parent, no row;
  * a parent without children, one row of nulls; one outer row, so the rows keep the page's
  * order. The page filters on the id as a parameter, not on the parent row's column:

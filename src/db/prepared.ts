@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
+import { withConnection, type OrmConnection } from './driver-pool';
 import { currentReplica, replicaFailed } from './replicas';
 
 /**
@@ -12,12 +13,13 @@ import { currentReplica, replicaFailed } from './replicas';
  * (`platform.formatQuery`), so PostgreSQL parses and plans each call afresh. A named pg
  * statement is parsed once per connection, and its plan can be reused (PostgreSQL's
  * plan cache: custom plans for the first executions, then a generic plan when it is not
- * dearer); knex's query building is skipped too (docs/performance.md, "Levers, measured").
+ * dearer); knex's query building is skipped too (docs/performance.md, "Decisions").
  *
  * The connection is the ORM's: inside a transaction (`em.getTransactionContext()`) the
- * transaction's own; outside one a connection taken from the ORM's knex client and given
- * back at once, exactly as `em.execute` does. Taking it through `client.acquireConnection`
- * keeps the per-caller connection cap (src/db/caller-budget.ts wraps that method) and the
+ * transaction's own; outside one a connection taken from the ORM's knex client (the read
+ * scope's replica's, src/db/replicas.ts, else the primary's; a statement that fails on a
+ * replica runs again on the primary) and given back at once, exactly as `em.execute` does. Taking it through the driver-pool adapter
+ * (`withConnection`, src/db/driver-pool.ts) keeps the per-caller connection cap (src/db/caller-budget.ts) and the
  * pool's per-connection `statement_timeout` / `lock_timeout` (start-up options of every
  * connection, src/db/orm.ts). Errors go through MikroORM's exception converter, so they
  * are the same DriverException subclasses `em.execute` throws (`DeadlockException`,
@@ -53,45 +55,38 @@ export function statementOf(sql: string): Statement {
   return s;
 }
 
-interface PgConnection {
-  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
-}
-interface KnexClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: PgConnection): Promise<void>;
-}
-
 /** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
 export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-  const trx = em.getTransactionContext<{ client: KnexClient }>();
+  const trx = em.getTransactionContext();
   // Outside a transaction: the read scope's node (src/db/replicas.ts), the primary by default.
   const replica = trx ? null : currentReplica();
   if (replica) {
     try {
-      return await run<R>(em, (replica.connection.getKnex() as { client: KnexClient }).client, false, sql, values);
+      return await run<R>(em, sql, values, replica.connection);
     } catch (err) {
       if (!replicaFailed(replica, err)) throw em.getDriver().convertException(err as Error);
       // once more, on the primary
     }
   }
   try {
-    // A transaction's client hands out the transaction's connection and never releases it.
-    return await run<R>(em, trx ? trx.client : (em.getConnection('write').getKnex() as unknown as { client: KnexClient }).client, Boolean(trx), sql, values);
+    return await run<R>(em, sql, values);
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
 }
 
-async function run<R extends QueryResultRow>(em: EntityManager, client: KnexClient, inTransaction: boolean, sql: string, values: unknown[]) {
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], from?: OrmConnection) {
   const { name, text } = statementOf(sql);
-  const connection = await client.acquireConnection();
-  try {
-    em.getConnection('write').getKnex().emit('query', { sql: text, bindings: values, name });
-    const res = await connection.query<R>({ name, text, values });
-    return { rows: res.rows, rowCount: res.rowCount ?? 0 };
-  } finally {
-    if (!inTransaction) await client.releaseConnection(connection);
-  }
+  const knex = em.getConnection('write').getKnex();
+  return withConnection(
+    em,
+    async (connection) => {
+      knex.emit('query', { sql: text, bindings: values, name });
+      const res = await connection.query<R>({ name, text, values });
+      return { rows: res.rows, rowCount: res.rowCount ?? 0 };
+    },
+    from,
+  );
 }
 
 /** The rows of `prepared`, for reads. */

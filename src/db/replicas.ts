@@ -4,6 +4,8 @@ import type Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
 import { BusyError } from '../errors/classify';
+import { slot } from '../state';
+import { replicaConnections, routeReads, type OrmConnection } from './driver-pool';
 import { readFallbacks, readsPerNode, replicaLag, replicaUp } from './replica-metrics';
 
 /**
@@ -12,9 +14,12 @@ import { readFallbacks, readsPerNode, replicaLag, replicaUp } from './replica-me
  *
  * - MikroORM owns the replica connections (its `replicas` option: one knex pool per replica,
  *   with the primary's pool size and start-up options). Which one serves a read is decided here,
- *   once per request, and kept in `readRoute` (an AsyncLocalStorage): the driver's
- *   `getConnection('read')` (what MikroORM's finds use with `preferReadReplicas`), `em.execute`
- *   outside a transaction and the prepared reads of src/db/prepared.ts all take that node.
+ *   once per request, and kept in `readRoute` (an AsyncLocalStorage); the driver-pool adapter
+ *   (src/db/driver-pool.ts, `routeReads`) makes the driver's `getConnection('read')` (what
+ *   MikroORM's finds use with `preferReadReplicas`) and `em.execute` outside a transaction take
+ *   that node, and the prepared reads of src/db/prepared.ts take it too.
+ * - One ReadRouter per runtime, kept in the runtime's state (slot READ_ROUTER) when
+ *   DATABASE_REPLICA_URLS names any replica.
  *   Outside a read scope everything runs on the primary, as does any transaction, unless it is a
  *   read-only transaction opened by `readTransaction` (src/db/transaction.ts) in a read scope.
  * - Each write of a caller (an API key) records the primary's WAL insert position after its
@@ -34,11 +39,6 @@ const POLL_TIMEOUT_MS = 500;
 
 export type FallbackReason = 'down' | 'lag' | 'behind' | 'position_unknown' | 'error';
 
-interface RoutedConnection {
-  execute(q: unknown, params?: unknown[], method?: string, ctx?: unknown, loggerContext?: unknown): Promise<unknown>;
-  getKnex(): unknown;
-}
-
 export class Replica {
   up = false;
   /** Replayed WAL position at the last poll. */
@@ -49,7 +49,7 @@ export class Replica {
   constructor(
     readonly name: string,
     url: string,
-    readonly connection: RoutedConnection,
+    readonly connection: OrmConnection,
   ) {
     this.poll = new Pool({ connectionString: url, max: 1, connectionTimeoutMillis: POLL_TIMEOUT_MS, query_timeout: POLL_TIMEOUT_MS, idleTimeoutMillis: 0 });
     this.poll.on('error', () => undefined); // a dropped idle poll connection: the next poll reconnects
@@ -166,13 +166,6 @@ interface Sample {
   lsn: bigint;
 }
 
-type Driver = {
-  getConnection(type?: 'read' | 'write'): RoutedConnection;
-  execute(q: unknown, params?: unknown[], method?: string, ctx?: unknown, loggerContext?: unknown): Promise<unknown>;
-  rethrow<T>(promise: Promise<T>): Promise<T>;
-  replicas: RoutedConnection[];
-};
-
 export class ReadRouter {
   readonly replicas: Replica[];
   private readonly primary: Pool;
@@ -188,13 +181,18 @@ export class ReadRouter {
     replicaUrls: string[],
     private readonly opts: ReadRouterOptions,
   ) {
-    const driver = orm.em.getDriver() as unknown as Driver;
-    if (driver.replicas.length !== replicaUrls.length) throw new Error('the ORM was opened without the replicas (ormOptions replicaUrls)');
-    this.replicas = replicaUrls.map((url, i) => new Replica(`replica${i}`, url, driver.replicas[i]));
+    const connections = replicaConnections(orm.em);
+    if (connections.length !== replicaUrls.length) throw new Error('the ORM was opened without the replicas (ormOptions replicaUrls)');
+    this.replicas = replicaUrls.map((url, i) => new Replica(`replica${i}`, url, connections[i]));
     this.primary = new Pool({ connectionString: primaryUrl, max: opts.poolMax ?? 10, connectionTimeoutMillis: 3000 });
     this.primary.on('error', (err) => opts.logger.warn({ err: err.message }, 'read router pool error'));
     this.positions = opts.redis ? new RedisPositions(this.primary, opts.redis, Math.max(60_000, opts.maxLagMs * 10)) : new PgPositions(this.primary);
-    route(driver, this.replicas);
+    routeReads(orm.em, {
+      replicas: this.replicas,
+      current: currentReplica,
+      inTransaction: () => readRoute.getStore()?.transaction === true,
+      failed: replicaFailed,
+    });
     for (const r of this.replicas) replicaUp.set({ replica: r.name }, 0);
   }
 
@@ -340,38 +338,5 @@ export function replicaFailed(replica: Replica, err: unknown): boolean {
 /** Opens an empty read scope for `work`: `ReadRouter.scope` may fill it in later (GraphQL learns the operation late). */
 export const withReadScope = <T>(work: () => T): T => readRoute.run({ replica: null }, work);
 
-/**
- * Teaches the driver the read scope: `getConnection('read')` (MikroORM's finds outside a
- * transaction) and `execute` outside a transaction use the scope's replica; a transaction
- * opens on the primary unless readTransaction opened it on the replica. Outside any read
- * scope, 'read' means the primary too: MikroORM's own choice would be a random replica, with
- * no regard for health, lag or the caller's writes.
- */
-function route(driver: Driver, replicas: Replica[]): void {
-  const getConnection = driver.getConnection.bind(driver);
-  const execute = driver.execute.bind(driver);
-  const primary = getConnection('write');
-  // Every statement a replica runs outside a transaction (MikroORM's query builder, em.execute)
-  // runs again on the primary when it fails there; a read-only transaction is retried whole
-  // by readTransaction instead.
-  for (const replica of replicas) {
-    const run = replica.connection.execute.bind(replica.connection);
-    replica.connection.execute = (q, params, method, ctx, loggerContext) => {
-      if (ctx) return run(q, params, method, ctx, loggerContext);
-      return run(q, params, method, ctx, loggerContext).catch((err: unknown) => {
-        if (!replicaFailed(replica, err)) throw err;
-        return primary.execute(q, params, method, undefined, loggerContext);
-      });
-    };
-  }
-  driver.getConnection = (type = 'write') => {
-    const state = readRoute.getStore();
-    if (state?.replica && (type === 'read' || state.transaction)) return state.replica.connection;
-    return getConnection('write');
-  };
-  driver.execute = (q, params, method, ctx, loggerContext) => {
-    const replica = ctx ? null : currentReplica();
-    if (!replica) return execute(q, params, method, ctx, loggerContext);
-    return driver.rethrow(replica.connection.execute(q, params, method, undefined, loggerContext));
-  };
-}
+/** The runtime's read router (src/state.ts), set by startRuntime when replicas are configured. */
+export const READ_ROUTER = slot<ReadRouter>('readRouter');

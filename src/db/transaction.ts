@@ -1,3 +1,4 @@
+import { DeadlockException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { currentReplica, inReplicaTransaction, replicaFailed } from './replicas';
 
@@ -5,11 +6,11 @@ import { currentReplica, inReplicaTransaction, replicaFailed } from './replicas'
  * The one way a service opens a transaction: `transaction(em, (tem) => ...)`.
  *
  * Most requests have no transaction yet and get one (MikroORM's `transactional`: BEGIN,
- * the work, a flush, COMMIT). An idempotent REST POST (src/rest/idempotency.ts) already
+ * the work, a flush, COMMIT). An idempotent REST POST (src/http/idempotency.ts) already
  * runs its single operation in the transaction that also stores the answer, and any error
  * rolls all of it back; there the operation JOINS that transaction (`joinTransaction`)
  * instead of nesting a savepoint in it: SAVEPOINT and RELEASE were two round trips of
- * every keyed POST for a rollback point nobody used (docs/performance.md, "Safe retries").
+ * every keyed POST for a rollback point nobody used (docs/performance.md, "Decisions").
  * GraphQL mutations with a key keep nesting: several mutation fields share one transaction
  * and a failed field must not take the others' effects with it.
  *
@@ -53,4 +54,35 @@ export async function readTransaction<T>(em: EntityManager, work: (tem: EntityMa
     // a read changes nothing: once more, on the primary
     return transaction(em, work);
   }
+}
+
+/**
+ * The one retry policy for work PostgreSQL aborted (a deadlock rolls the whole transaction
+ * back, so running it again is safe): up to DEADLOCK_ATTEMPTS attempts, each after a short
+ * randomised pause that grows with the attempt (10-50 ms, 20-100 ms, ...) so two transactions
+ * that deadlocked do not collide again in step. `retryable` widens what counts (default: a
+ * deadlock). The last error goes to the caller (classify: 503 with Retry-After).
+ */
+export const DEADLOCK_ATTEMPTS = 6;
+
+export const isDeadlock = (err: unknown): boolean => err instanceof DeadlockException;
+
+export async function retryDeadlocks<T>(attempt: () => Promise<T>, retryable: (err: unknown) => boolean = isDeadlock): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!retryable(err) || tries >= DEADLOCK_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, tries * (10 + Math.random() * 40)));
+    }
+  }
+}
+
+/**
+ * `transaction(em, work)`, run again after a deadlock (retryDeadlocks). Inside a joined
+ * transaction it runs once: the error aborts the whole transaction, whose owner retries it.
+ */
+export function withDeadlockRetry<T>(em: EntityManager, work: (tem: EntityManager) => Promise<T>, retryable: (err: unknown) => boolean = isDeadlock): Promise<T> {
+  if (isJoined(em)) return transaction(em, work);
+  return retryDeadlocks(() => transaction(em, work), retryable);
 }

@@ -1,7 +1,5 @@
-import DataLoader from 'dataloader';
+import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { LoaderFactory } from '../loaders';
-import { anyOf, arrayOf } from './sql';
 import { AppError } from '../errors/app-error';
 
 /**
@@ -15,8 +13,18 @@ import { AppError } from '../errors/app-error';
  */
 export const VERSION_COLUMN = (alias: string): string => `${alias}.xmin::text`;
 
-/** The tables whose records carry a version (GraphQL `version`, REST ETag/If-Match). */
-export type VersionedTable = 'groups' | 'members' | 'group_memberships' | 'additional_fields';
+/**
+ * The entities whose records carry a version (GraphQL `version`, REST ETag/If-Match, lean rows
+ * select it): each feature module lists its own in `versioned` (src/modules/module.ts).
+ */
+const versioned = new Set<EntityClass<object>>();
+
+/** Called once with every feature module's `versioned` (src/modules/index.ts). */
+export function registerVersioned(entities: EntityClass<object>[]): void {
+  for (const entity of entities) versioned.add(entity);
+}
+
+export const isVersioned = (entity: EntityClass<object>): boolean => versioned.has(entity);
 
 export const preconditionFailed = (): AppError =>
   new AppError('PRECONDITION_FAILED', 'The record was changed since the version given (If-Match / expectedVersion); read it again', [
@@ -30,40 +38,11 @@ export const preconditionFailed = (): AppError =>
  * and write; a concurrent writer that changed the row first makes this one fail with 412.
  * No expectation: nothing to check (and no lock taken).
  */
-export async function assertVersion(em: EntityManager, table: VersionedTable, id: string, expected: string | null | undefined): Promise<void> {
+export async function assertVersion(em: EntityManager, table: string, id: string, expected: string | null | undefined): Promise<void> {
   if (expected == null) return;
   const rows: { version: string }[] = await em.execute(`select ${VERSION_COLUMN('t')} as version from ${table} t where t.id = ? for update`, [id]);
   if (rows[0]?.version !== expected) throw preconditionFailed();
 }
-
-/**
- * The current version of records the request wrote or loaded as entities (reads that return
- * lean rows carry it already), one loader per table, listed in its feature module. Read in the
- * request's transaction, after its flush; never cached (a mutation may write again).
- */
-function versionsOf(table: VersionedTable): LoaderFactory<DataLoader<string, string | undefined>> {
-  const load: LoaderFactory<DataLoader<string, string | undefined>> = ({ em }) =>
-    new DataLoader(
-      async (ids) => {
-        const rows: { id: string; version: string }[] = await em.execute(
-          `select t.id, ${VERSION_COLUMN('t')} as version from ${table} t where t.id = ${anyOf('uuid')}`,
-          [arrayOf(ids)],
-        );
-        const map = new Map(rows.map((r) => [r.id, r.version]));
-        return ids.map((i) => map.get(i));
-      },
-      { cache: false },
-    );
-  Object.defineProperty(load, 'name', { value: `${table}Versions` });
-  return load;
-}
-
-export const VERSION_LOADERS: Record<VersionedTable, LoaderFactory<DataLoader<string, string | undefined>>> = {
-  groups: versionsOf('groups'),
-  members: versionsOf('members'),
-  group_memberships: versionsOf('group_memberships'),
-  additional_fields: versionsOf('additional_fields'),
-};
 
 /** The argument of conditional updates and deletes (GraphQL); REST passes `If-Match` into it. */
 export const EXPECTED_VERSION =

@@ -45,6 +45,16 @@ export class AppError extends GraphQLError {
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 
+/**
+ * The record a lookup found, or NOT_FOUND naming `what`. Services look records up in three
+ * ways, named alike everywhere: `read` (a plain row for output), `find` (the entity, to
+ * change it; no lock) and `lock` (the entity locked `for update` in the caller's transaction).
+ */
+export function orNotFound<T>(found: T | null | undefined | false | '', what: string): T {
+  if (!found) throw notFound(what);
+  return found;
+}
+
 export const invalid = (issues: FieldIssue[]): AppError =>
   new AppError('VALIDATION', issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues);
 

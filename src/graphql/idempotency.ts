@@ -6,14 +6,16 @@ import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import type { Gate } from '../auth/gate';
-import { createContext, type Context } from '../context';
+import { callerKey, createContext, type Context } from '../context';
 import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
-import { idempotencyKeyOf, ownerOf, runIdempotent, STORED_ERRORS, type Answer } from '../rest/idempotency';
+import type { RuntimeState } from '../state';
+import type { Answer } from '../http/answer';
+import { idempotencyKeyOf, runIdempotent, STORED_ERRORS } from '../http/idempotency';
 
 /**
  * Idempotency-Key on /graphql: a mutation sent with the header runs like an idempotent REST
- * POST (src/rest/idempotency.ts): in one transaction with its stored answer, 409 while the
+ * POST (src/http/idempotency.ts): in one transaction with its stored answer, 409 while the
  * same key runs, 422 for another request, the stored answer with `Idempotent-Replayed: true`.
  * The gate runs first (its outcome is reused by the Apollo context), so 401/403/429 are never
  * stored. An answer with errors of a stored kind (validation, not found, conflict) is kept
@@ -45,7 +47,7 @@ function classify(body: string): number {
   }
 }
 
-export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em: EntityManager, pool: Pool) {
+export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em: EntityManager, pool: Pool, state: RuntimeState) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const { key, problem } = idempotencyKeyOf(req);
     if (req.method !== 'POST' || (!key && !problem) || !isMutation(req.body)) return next();
@@ -65,14 +67,14 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
       answer = await runIdempotent({
         em,
         pool,
-        owner: ownerOf(caller),
+        owner: callerKey(caller),
         key: key!,
         fingerprint: createHash('sha256').update('POST /graphql\n').update(JSON.stringify([query, variables ?? null, operationName ?? null])).digest('base64url'),
         problemAnswer: (p) => ({ status: p.status, contentType: 'application/json', body: JSON.stringify({ errors: [{ message: p.detail, extensions: { code: p.status === 409 ? 'CONFLICT' : 'BAD_USER_INPUT' } }] }) }),
         run: async (tx) => {
           const response = await apollo.executeHTTPGraphQLRequest({
             httpGraphQLRequest: { method: 'POST', headers, search: parseUrl(req.url).search ?? '', body: req.body },
-            context: async () => createContext(tx, caller, res.locals.requestId),
+            context: async () => createContext(tx, caller, res.locals.requestId, state),
           });
           const body = response.body.kind === 'complete' ? response.body.string : '';
           const contentType = response.headers.get('content-type') ?? 'application/json';

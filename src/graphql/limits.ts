@@ -38,7 +38,7 @@ const report = {
  * Apollo Server); the number of root fields and the page-aware cost are this service's own
  * (armor's cost model does not know that a list field costs its `limit`). The token limit
  * is graphql-js's own parser option (`parseOptions.maxTokens` in server.ts, `parse` in
- * modules/events/subscriptions.ts).
+ * graphql/subscriptions.ts).
  */
 export function documentLimitRules(limits: QueryLimits): ValidationRule[] {
   return [

@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import type { Context } from '../context';
-import { budgetKey } from '../db/caller-budget';
+import { callerKey } from '../context';
 import { parseToken, type ReadRouter } from '../db/replicas';
 import { KINDS } from '../errors/classify';
 
@@ -24,13 +24,13 @@ export function readRouting(reads: ReadRouter | undefined): ApolloServerPlugin<C
               extensions: { code: KINDS.VALIDATION.graphql, errors: [{ path: ['Consistency-Token'], detail }], http: { status: KINDS.VALIDATION.status } },
             });
           }
-          if (reads && operation?.operation === 'query' && contextValue.caller) await reads.scope(budgetKey(contextValue.caller), token);
+          if (reads && operation?.operation === 'query' && contextValue.caller) await reads.scope(callerKey(contextValue.caller), token);
         },
         async willSendResponse({ operation, response, contextValue, errors }) {
           if (!reads || operation?.operation !== 'mutation' || !contextValue.caller || errors?.length) return;
           if (response.body.kind === 'single' && response.body.singleResult.errors?.length) return;
           try {
-            response.http.headers.set('consistency-token', await reads.recordWrite(budgetKey(contextValue.caller)));
+            response.http.headers.set('consistency-token', await reads.recordWrite(callerKey(contextValue.caller)));
           } catch {
             // the mutation is committed; its answer stands (see the REST facade)
           }

@@ -4,18 +4,18 @@ import { authChecker } from '../context';
 import { modules } from '../modules';
 import { DateTimeISO } from './date-scalar';
 import type { Resolvers } from '../modules/module';
-import { versionResolvers } from './version.resolver';
+import { versionResolver } from './version.resolver';
 
 let cached: GraphQLSchema | undefined;
 
 /** Built once per process: type-graphql metadata is global anyway. */
 export function buildSchema(): GraphQLSchema {
   cached ??= buildSchemaSync({
-    resolvers: [...modules.flatMap((m) => m.resolvers), ...versionResolvers] as Resolvers,
+    resolvers: [...modules.flatMap((m) => m.resolvers), ...modules.flatMap((m) => m.versioned ?? []).map(versionResolver)] as Resolvers,
     authChecker,
     validate: false,
     scalarsMap: [{ type: Date, scalar: DateTimeISO }],
-    // Subscriptions bring their own source (modules/events/hub.ts); type-graphql insists on a pubSub.
+    // Subscriptions bring their own source (the events module's hub); type-graphql insists on a pubSub.
     pubSub: {
       publish: () => undefined,
       subscribe: () => {

@@ -14,7 +14,7 @@ import { nulError } from './nul-check';
  * logged and reported without internals (no stack, SQL or message of the underlying
  * exception). Errors graphql-js and Apollo raise themselves (parse, validation, variable
  * coercion) keep their own codes. graphql-ws messages are formatted by it too
- * (modules/events/subscriptions.ts).
+ * (graphql/subscriptions.ts).
  */
 export function formatError(logger: Logger, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {

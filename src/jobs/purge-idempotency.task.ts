@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CronItem } from 'graphile-worker';
-import { purgeExpiredKeys } from '../rest/idempotency';
+import { purgeExpiredKeys } from '../http/idempotency';
 import type { TaskHandler } from './queue';
 
 export const PURGE_IDEMPOTENCY_KEYS = 'purge_idempotency_keys';

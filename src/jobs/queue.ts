@@ -2,6 +2,7 @@ import { Logger as WorkerLogger, parseCronItems, run, runMigrations, type CronIt
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
+import type { RuntimeState } from '../state';
 import { WorkerLiveness } from './liveness';
 
 /**
@@ -15,6 +16,8 @@ export const QUEUE_SCHEMA = 'graphile_worker';
 export interface TaskDeps {
   orm: MikroORM;
   logger: Logger;
+  /** The runtime's state (src/state.ts): settings and the like a task reads. */
+  state: RuntimeState;
 }
 export type TaskHandler = (payload: unknown, helpers: JobHelpers, deps: TaskDeps) => Promise<void>;
 

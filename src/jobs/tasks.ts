@@ -1,17 +1,12 @@
 import { modules } from '../modules';
 import { PURGE_IDEMPOTENCY_KEYS, purgeIdempotencyKeysSchedule, purgeIdempotencyKeysTask } from './purge-idempotency.task';
-import { PURGE_EVENTS } from '../modules/events/purge.task';
 import type { TaskHandler } from './queue';
 import type { CronItem } from 'graphile-worker';
 
-/** Every background task by its queue name, as the feature modules declare them; a worker serves all of them. */
+/** Every background task by its queue name, as the feature modules declare them, and the platform's own; a worker serves all of them. */
 export const tasks: Record<string, TaskHandler> = Object.assign({}, ...modules.map((m) => m.tasks ?? {}), {
   [PURGE_IDEMPOTENCY_KEYS]: purgeIdempotencyKeysTask,
 });
 
-/** Recurring tasks (graphile-worker cron). */
-export const schedules: CronItem[] = [
-  purgeIdempotencyKeysSchedule,
-  // Hourly purge of events past their retention (docs/events.md); one run per hour across instances.
-  { task: PURGE_EVENTS, match: '17 * * * *', identifier: PURGE_EVENTS },
-];
+/** Recurring tasks (graphile-worker cron), as the feature modules declare them, and the platform's own. */
+export const schedules: CronItem[] = [purgeIdempotencyKeysSchedule, ...modules.flatMap((m) => m.schedules ?? [])];

@@ -1,4 +1,5 @@
-import { registerLoaders } from '../loaders';
+import { registerVersioned } from '../db/version';
+import { registerLoaders, versionsById } from '../loaders';
 import { additionalFieldsModule } from './additional-fields/module';
 import { communitiesModule } from './communities/module';
 import { eventsModule } from './events/module';
@@ -12,7 +13,8 @@ import { webhooksModule } from './webhooks/module';
 
 /**
  * Every feature; the schema, the REST route table, the entity list (src/db/entities.ts),
- * the task table (src/jobs/tasks.ts) and the loaders are assembled from this list.
+ * the task and schedule tables (src/jobs/tasks.ts), the versioned records, the loaders and
+ * the runtime's start/stop steps (src/runtime.ts) are assembled from this list.
  */
 export const modules: FeatureModule[] = [
   communitiesModule,
@@ -26,4 +28,6 @@ export const modules: FeatureModule[] = [
   webhooksModule,
 ];
 
-registerLoaders(modules.flatMap((m) => m.loaders ?? []));
+const versioned = modules.flatMap((m) => m.versioned ?? []);
+registerVersioned(versioned);
+registerLoaders([...modules.flatMap((m) => m.loaders ?? []), ...versioned.map(versionsById)]);

@@ -1,6 +1,7 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../common/pagination';
 import type { JsonSchema } from './json-schema';
-import { REPLAYED_HEADER, STORED_ERRORS } from '../rest/idempotency';
+import { ref } from './ref';
+import { REPLAYED_HEADER, STORED_ERRORS } from '../http/idempotency';
 import { safetyErrors, safetyHeaders, safetyParameters } from './safety';
 
 /** The body sendProblem writes (src/errors/problem.ts): RFC 9457 problem details. */
@@ -67,8 +68,6 @@ export const headerComponents = {
     format: 'uri-reference',
   }),
 };
-
-export const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 export const successHeaders = () => ({
   ...Object.fromEntries(Object.keys(RATE_HEADERS).map((n) => [n, ref('headers', n)])),

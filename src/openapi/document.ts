@@ -8,11 +8,11 @@ import {
   listLinksSchema,
   parameterComponents,
   problemSchema,
-  ref,
   securitySchemes,
   successHeaders,
 } from './components';
 import type { JsonSchema, SchemaRegistry } from './json-schema';
+import { ref } from './ref';
 import { parameters, requestBody } from './request';
 import { resultSchema } from './selection';
 import { safetyParameterRefs, safetyStatuses, safetySuccess } from './safety';

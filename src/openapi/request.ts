@@ -1,7 +1,7 @@
 import { GraphQLList, GraphQLNonNull, getNullableType } from 'graphql';
 import type { CompiledRoute } from '../rest/compile';
 import { CSV_TYPES, csvRowType } from '../rest/csv';
-import { ref } from './components';
+import { ref } from './ref';
 import { hasRequiredFields, inputSchema, type JsonSchema, type SchemaRegistry } from './json-schema';
 
 /** Path parameters, key switches and list parameters of one route, read from its RouteSpec. */

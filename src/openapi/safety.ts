@@ -1,11 +1,11 @@
 import type { GraphQLSchema } from 'graphql';
 import type { CompiledRoute } from '../rest/compile';
 import { hasEtag, takesIfMatch, takesModifiedSince } from '../rest/conditional';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../rest/idempotency';
-import { ref } from './components';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../http/idempotency';
+import { ref } from './ref';
 
 /**
- * What the document says about safe retries and conditional requests (src/rest/idempotency.ts,
+ * What the document says about safe retries and conditional requests (src/http/idempotency.ts,
  * src/rest/conditional.ts): the request headers and `modifiedSince`, the ETag and
  * Idempotent-Replayed answers, the Consistency-Token of reads on replicas (src/db/replicas.ts), and
  * the 304, 409, 412 and 422 statuses.

@@ -12,7 +12,7 @@ export const eventSchema: JsonSchema = {
     createdAt: { type: 'string', format: 'date-time' },
     data: {
       type: 'object',
-      description: 'The record as its REST GET returns it (memberships also carry groupId); for `deleted`: `id`, `externalId` (and `groupId` for memberships); for `group_membership.reordered`: `groupId`.',
+      description: 'The record as its REST GET returns it (memberships also carry groupId); for `deleted`: `id`, `externalId` (and `groupId` for memberships); for `group_membership.reordered`: `groupId`; for `api_key.*`: the key\'s `id`, `scopes`, `rateLimitPerHour`, `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt`, `replacedBy` (never the key).',
     },
     changes: { type: ['array', 'null'], items: { type: 'string' }, description: 'The changed fields on `updated`; null otherwise.' },
   },

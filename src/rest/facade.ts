@@ -1,11 +1,10 @@
-import { DeadlockException } from '@mikro-orm/core';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { GraphQLList, getNullableType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { createContext, type Caller } from '../context';
-import { budgetKey, callerScope } from '../db/caller-budget';
-import { parseToken, type ReadRouter } from '../db/replicas';
+import { callerKey, createContext, type Caller } from '../context';
+import { callerScope } from '../db/caller-budget';
+import { parseToken, READ_ROUTER } from '../db/replicas';
 import { classify } from '../errors/classify';
 import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
 import type { Logger } from '../logger';
@@ -18,19 +17,22 @@ import { cursorLinks, listLinks } from './links';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
-import { fingerprintOf, idempotencyKeyOf, jsonAnswer, ownerOf, runIdempotent, type Answer } from './idempotency';
+import type { RuntimeState } from '../state';
+import { isDeadlock } from '../db/transaction';
+import { jsonAnswer, type Answer } from '../http/answer';
+import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
 
 export interface FacadeDeps {
   schema: GraphQLSchema;
   em: EntityManager;
-  /** For Idempotency-Key error answers (src/rest/idempotency.ts). */
+  /** For Idempotency-Key error answers (src/http/idempotency.ts). */
   pool: Pool;
+  /** The runtime's state, given to every request context; its READ_ROUTER sends GETs to replicas (src/db/replicas.ts), when configured. */
+  state: RuntimeState;
   logger: Logger;
   publicBaseUrl: string | undefined;
   /** Run the route documents compiled by graphql-jit (config GRAPHQL_JIT). */
   jit?: boolean;
-  /** Sends GETs to replicas (src/db/replicas.ts), when configured. */
-  reads?: ReadRouter;
 }
 
 const KEY_VALUES = ['id', 'externalId'];
@@ -126,6 +128,8 @@ function requireScope(route: RouteSpec) {
 
 export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
   const router = express.Router();
+  // Read-only requests on replicas, with read-your-writes (src/db/replicas.ts): set by startRuntime when configured.
+  const reads = deps.state.find(READ_ROUTER);
   for (const route of compileRoutes(deps.schema, specs)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     // Only routes that take a body read one: a body sent with a GET is ignored, not parsed.
@@ -147,7 +151,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         return problemAnswer(res)(problem(400, issues.length === 1 ? issues[0].detail : 'The request has invalid values', issues));
       }
       const caller = res.locals.caller as Caller;
-      const contextValue = createContext(em, caller, res.locals.requestId);
+      const contextValue = createContext(em, caller, res.locals.requestId, deps.state);
       if (runVersion && req.get('if-none-match')) {
         const current = await runVersion(contextValue, variables);
         const tag = current.errors ? undefined : takeEtag((current.data as { result: Record<string, unknown> }).result);
@@ -166,7 +170,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const errors = c.issues.map((i) => ({ pointer: pointerFor(i, sources), detail: i.detail }));
         const failed = problemAnswer(res)(problem(c.status, c.detail, errors));
         // In a joined transaction (an idempotent POST) the operation cannot retry a deadlock itself.
-        return error.originalError instanceof DeadlockException ? { ...failed, deadlocked: true } : failed;
+        return isDeadlock(error.originalError) ? { ...failed, deadlocked: true } : failed;
       }
       const data = (result.data as { result: Record<string, unknown> }).result;
       if (route.status === 204) return { status: 204, contentType: '', body: '' };
@@ -203,12 +207,12 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
 
     router[method](route.path, requireScope(route), ...parsers, (req: Request, res: Response) =>
       // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
-      callerScope.run({ key: budgetKey(res.locals.caller as Caller) }, () => handle(req, res)),
+      callerScope.run({ key: callerKey(res.locals.caller as Caller) }, () => handle(req, res)),
     );
 
     const handle = async (req: Request, res: Response) => {
       let result: Answer;
-      const caller = budgetKey(res.locals.caller as Caller);
+      const caller = callerKey(res.locals.caller as Caller);
       try {
         if (route.method === 'GET') {
           result = await read(req, res, caller);
@@ -220,14 +224,14 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
           result = await runIdempotent({
             em: deps.em,
             pool: deps.pool,
-            owner: ownerOf(res.locals.caller as Caller),
+            owner: caller,
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
             run: (em) => answer(req, res, em),
             problemAnswer: problemAnswer(res),
           });
         } else result = await answer(req, res, deps.em);
-        if (deps.reads && result.status < 400) result = await withToken(result, caller);
+        if (reads && result.status < 400) result = await withToken(result, caller);
       } catch (err) {
         return sendClassified(res, err, () => deps.logger.error({ requestId: res.locals.requestId, err }, 'request failed'));
       }
@@ -245,14 +249,14 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         const detail = 'Consistency-Token must be a token from a Consistency-Token response header (16 hexadecimal digits)';
         return problemAnswer(res)(problem(400, detail, [{ pointer: '#/header/Consistency-Token', detail }]));
       }
-      if (!deps.reads) return answer(req, res, deps.em);
-      return deps.reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500);
+      if (!reads) return answer(req, res, deps.em);
+      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500);
     };
 
     /** A successful write's answer with the write's position (read-your-writes, on every instance). */
     const withToken = async (result: Answer, caller: string): Promise<Answer> => {
       try {
-        return { ...result, headers: { ...result.headers, 'Consistency-Token': await deps.reads!.recordWrite(caller) } };
+        return { ...result, headers: { ...result.headers, 'Consistency-Token': await reads!.recordWrite(caller) } };
       } catch (err) {
         // The write is committed: its answer stands. The caller's reads fall back to the primary
         // while its position is unknown (the store that failed fails their lookups too).

@@ -135,6 +135,8 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   );
 
   note('updateWebhookEndpoint', await api.PATCH('/webhook_endpoints/{identifier}', { ...endpoint, body: { description: null, enabled: false } }));
+  const rotated = must(note('rotateWebhookSecret', await api.POST('/webhook_endpoints/{identifier}/rotate_secret', endpoint)).data, 'rotateWebhookSecret');
+  if (!rotated.secret.startsWith('whsec_') || rotated.secret === hook.secret) throw new Error('rotateWebhookSecret: no new secret');
 
   note('deleteGroupMembership', await api.DELETE('/groups/{groupIdentifier}/memberships/{identifier}', { params: { path: { ...inGroup, identifier: ms.id } } }));
   note('deleteAdditionalField', await api.DELETE('/additional_fields/{identifier}', { params: { path: { identifier: f.id } } }));

@@ -48,6 +48,7 @@ export const ORDER = [
   'updateGroupMembership',
   'updateGroupMembershipsOrder',
   'updateWebhookEndpoint',
+  'rotateWebhookSecret',
   'deleteGroupMembership',
   'deleteAdditionalField',
   'deleteMember',

@@ -4,8 +4,8 @@ import { Migration } from '@mikro-orm/migrations';
  * Tenant keys (docs/scaling.md, "Sharding by community"): every foreign key between tenant
  * records is composite, `(community_id, x_id)` referencing `(community_id, id)`, so the
  * database itself refuses a membership, a field value, a notification recipient or delivery,
- * or a webhook delivery that points into another community; and every unique constraint of a
- * tenant table leads with `community_id` (the shape Citus needs to distribute by community).
+ * a webhook delivery or an API key's successor that points into another community; and every
+ * unique constraint of a tenant table leads with `community_id` (the shape Citus needs to distribute by community).
  * The child tables that had no `community_id` (field values, notification recipients and
  * deliveries) get it, filled from their parent.
  *
@@ -78,6 +78,13 @@ export class Migration20261124300000_tenant_keys extends Migration {
         foreign key (community_id, endpoint_id) references webhook_endpoints (community_id, id) on delete cascade;
       alter table webhook_deliveries drop constraint webhook_deliveries_endpoint_event_unique;
       alter table webhook_deliveries add constraint webhook_deliveries_endpoint_event_unique unique (community_id, endpoint_id, event_id);
+
+      -- API keys: a rotation's successor is a key of the same community (only the successor
+      -- is cleared when it is deleted: community_id stays).
+      alter table api_keys add constraint api_keys_community_id_id_unique unique (community_id, id);
+      alter table api_keys drop constraint api_keys_replaced_by_fkey;
+      alter table api_keys add constraint api_keys_replaced_by_fkey
+        foreign key (community_id, replaced_by) references api_keys (community_id, id) on delete set null (replaced_by);
     `);
   }
 }

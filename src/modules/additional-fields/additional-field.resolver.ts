@@ -24,7 +24,7 @@ export class AdditionalFieldResolver {
   @Authorized('additional_fields:read')
   @Query(() => AdditionalField, { description: 'One additional field by id; NOT_FOUND when missing.' })
   additionalField(@Arg('ref', () => AdditionalFieldRef) ref: AdditionalFieldRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(AdditionalFieldService).get(communityId, ref);
+    return ctx.service(AdditionalFieldService).read(communityId, ref);
   }
 
   @Authorized('additional_fields:write')

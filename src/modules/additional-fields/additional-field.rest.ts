@@ -1,10 +1,12 @@
 import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
 
-const FIELD = `fragment AdditionalFieldFields on AdditionalField {
-  id name placeholder type icon { style unicode } isEditableByMember isMandatoryForMember isVisibleInApp
-  orderNumber createdAt modifiedAt
-}`;
+/** An additional field as its GET answers it, and as its events carry it. */
+const FIELD_FIELDS =
+  'id name placeholder type icon { style unicode } isEditableByMember isMandatoryForMember isVisibleInApp orderNumber createdAt modifiedAt';
+const FIELD = `fragment AdditionalFieldFields on AdditionalField { ${FIELD_FIELDS} }`;
+export const additionalFieldEvents: EventSource = { resource: 'additional_field', scope: 'additional_fields', entity: 'AdditionalField', fields: FIELD_FIELDS };
 // Additional fields are addressed by the service id only, no `key` (docs/api.md, Addressing).
 const ref = { ref: { param: 'identifier', keyParam: null, example: EXAMPLE_IDS.additionalField } };
 

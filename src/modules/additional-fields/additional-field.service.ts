@@ -1,13 +1,13 @@
 import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
-import { leanPage } from '../../db/lean';
+import { leanFindOne, leanPage } from '../../db/lean';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, type Page } from '../../common/pagination';
 import { ADDITIONAL_FIELD as F, MAX_ORDER_NUMBER } from '../../common/rules';
 import { Checks } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { notFound, orNotFound } from '../../errors/app-error';
 import { AdditionalField } from './additional-field.entity';
 import type {
   AdditionalFieldListArgs,
@@ -26,12 +26,8 @@ function checkInput(input: CreateAdditionalFieldInput | UpdateAdditionalFieldInp
     .nullable('isEditableByMember', input.isEditableByMember, F.isEditableByMember)
     .nullable('isMandatoryForMember', input.isMandatoryForMember, F.isMandatoryForMember)
     .nullable('isVisibleInApp', input.isVisibleInApp, F.isVisibleInApp)
-    .nullable('orderNumber', input.orderNumber, F.orderNumber);
+    .int('orderNumber', input.orderNumber, F.orderNumber);
   if (input.icon && !F.unicode.pattern!.test(input.icon.unicode)) checks.add(['icon', 'unicode'], 'icon.unicode must be 1-6 hexadecimal digits');
-  const order = input.orderNumber;
-  if (order != null && (!Number.isInteger(order) || order < F.orderNumber.min || order > F.orderNumber.max)) {
-    checks.add(['orderNumber'], `orderNumber must be an integer from 0 to ${MAX_ORDER_NUMBER}`);
-  }
   checks.done(['input']);
 }
 
@@ -47,11 +43,14 @@ export class AdditionalFieldService {
     return leanPage(this.em, AdditionalField, { communityId }, pageWindow(args));
   }
 
-  /** 404, not 403, for another community's field; a non-UUID id matches nothing. */
-  async get(communityId: string, ref: AdditionalFieldRef, em = this.em): Promise<AdditionalField> {
-    const field = isId(ref.id) ? await em.findOne(AdditionalField, { id: ref.id, communityId }) : null;
-    if (!field) throw notFound('Additional field');
-    return field;
+  /** For output: a plain row. 404, not 403, for another community's field; a non-UUID id matches nothing. */
+  async read(communityId: string, ref: AdditionalFieldRef): Promise<AdditionalField> {
+    return orNotFound(isId(ref.id) && (await leanFindOne(this.em, AdditionalField, { id: ref.id.toLowerCase(), communityId })), 'Additional field');
+  }
+
+  /** The entity, to change it (no lock: writers serialise on the order lock), in em (the caller's transaction when given). */
+  async find(communityId: string, ref: AdditionalFieldRef, em = this.em): Promise<AdditionalField> {
+    return orNotFound(isId(ref.id) && (await em.findOne(AdditionalField, { id: ref.id, communityId })), 'Additional field');
   }
 
   async create(communityId: string, input: CreateAdditionalFieldInput): Promise<AdditionalField> {
@@ -83,7 +82,7 @@ export class AdditionalFieldService {
     checkInput(input);
     return transaction(this.em, async (em) => {
       await lockOrder(em, communityId);
-      const field = await this.get(communityId, ref, em);
+      const field = await this.find(communityId, ref, em);
       await assertVersion(em, 'additional_fields', field.id, expectedVersion);
       const moved = input.orderNumber != null && input.orderNumber !== field.orderNumber;
       // PATCH: absent fields stay (checkInput rejected null for the non-nullable ones); MikroORM
@@ -100,7 +99,7 @@ export class AdditionalFieldService {
   async remove(communityId: string, ref: AdditionalFieldRef, expectedVersion?: string | null): Promise<boolean> {
     if (expectedVersion != null) {
       return transaction(this.em, async (em) => {
-        const field = await this.get(communityId, ref, em);
+        const field = await this.find(communityId, ref, em);
         await assertVersion(em, 'additional_fields', field.id, expectedVersion);
         await em.nativeDelete(AdditionalField, { id: field.id, communityId });
         return true;

@@ -1,4 +1,3 @@
-import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { AdditionalField } from './additional-field.entity';
 import { additionalFieldById } from './additional-field.loaders';
@@ -9,5 +8,6 @@ export const additionalFieldsModule: FeatureModule = {
   resolvers: [AdditionalFieldResolver],
   routes: additionalFieldRoutes,
   entities: [AdditionalField],
-  loaders: [additionalFieldById, VERSION_LOADERS.additional_fields],
+  versioned: [AdditionalField],
+  loaders: [additionalFieldById],
 };

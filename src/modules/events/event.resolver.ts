@@ -1,9 +1,9 @@
 import { Arg, Authorized, Ctx, Int, Query, Resolver, Root, Subscription } from 'type-graphql';
-import { communityOf, type Context } from '../../context';
+import { Community, communityOf, type Context } from '../../context';
 import { AppError } from '../../errors/app-error';
 import { Event, EventPage } from './event.entity';
 import { EventService, typesFor } from './event.service';
-import { hubRef } from './hub';
+import { EVENT_HUB } from './hub';
 
 const scopesOf = (ctx: Context) => (ctx.caller?.kind === 'key' ? ctx.caller.scopes : new Set<string>());
 
@@ -15,9 +15,10 @@ export class EventResolver {
     @Arg('after', () => String, { nullable: true, description: 'The id of the last event already read.' }) after: string | null,
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit: number | null,
     @Arg('types', () => [String], { nullable: true, description: 'Only these event types.' }) types: string[] | null,
+    @Community() communityId: string,
     @Ctx() ctx: Context,
   ) {
-    return new EventService(ctx.em).feed(communityOf(ctx), scopesOf(ctx), { after, limit, types });
+    return ctx.service(EventService).feed(communityId, scopesOf(ctx), { after, limit, types });
   }
 
   @Authorized('events:read')
@@ -29,8 +30,10 @@ export class EventResolver {
       // Checked here too: authorization on the field runs per event, a refusal belongs at the start.
       if (!scopesOf(ctx).has('events:read')) throw new AppError('FORBIDDEN', 'The API key lacks the scope events:read');
       const types = typesFor(scopesOf(ctx), args.types as string[] | null);
-      if (!hubRef.current) throw new AppError('UNAVAILABLE', 'Subscriptions are not available');
-      return hubRef.current.subscribe(communityOf(ctx), types);
+      const hub = ctx.state.find(EVENT_HUB);
+      if (!hub) throw new AppError('UNAVAILABLE', 'Subscriptions are not available');
+      // The subscribe hook is no resolver: parameter decorators such as @Community() do not run here.
+      return hub.subscribe(communityOf(ctx), types);
     },
   })
   eventsSubscription(

@@ -1,11 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../common/pagination';
 import { isId } from '../../common/ids';
+import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
+import { Checks } from '../../common/validate';
 import type { Event, EventPage } from './event.entity';
-import { EVENT_TYPES, visibleTypes } from './event-types';
-import { eventSettings } from './settings';
-import { eventData } from '../../db/migrations/event-capture';
+import { EVENT_TYPES, eventData, visibleTypes } from './event-types';
+import { DEFAULT_EVENT_SETTINGS, EVENT_SETTINGS, type EventSettings } from './settings';
+import type { RuntimeState } from '../../state';
 import { currentReplica, onPrimary } from '../../db/replicas';
 
 export interface EventRow {
@@ -40,7 +42,7 @@ export function idPlace(id: string): { position: string; seq: string } | undefin
 /** The columns of an event as the feed, the hub and the dispatch read it (c: event_commits, e: events). */
 export const EVENT_COLUMNS = `event_id(c.position, e.seq) as id, e.type, e.created_at, ${eventData('e')} as data, e.changes, c.position, e.seq`;
 
-const cutoff = () => new Date(Date.now() - eventSettings.retentionDays * 86_400_000);
+const cutoff = (retentionDays: number) => new Date(Date.now() - retentionDays * 86_400_000);
 
 /**
  * Checks `types` against the known ones and narrows them to those the key may read: an event
@@ -57,7 +59,14 @@ export function typesFor(scopes: Set<string>, types: string[] | null | undefined
 }
 
 export class EventService {
-  constructor(private readonly em: EntityManager) {}
+  private readonly settings: EventSettings;
+
+  constructor(
+    private readonly em: EntityManager,
+    state: RuntimeState,
+  ) {
+    this.settings = state.get(EVENT_SETTINGS);
+  }
 
   /**
    * Committed events of the community after `after`, oldest first in commit order:
@@ -66,11 +75,11 @@ export class EventService {
    */
   async feed(communityId: string, scopes: Set<string>, args: { after?: string | null; limit?: number | null; types?: string[] | null }): Promise<EventPage> {
     const limit = args.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw invalid([{ path: ['limit'], detail: `limit must be an integer from 1 to ${MAX_LIMIT}` }]);
+    new Checks().int('limit', limit, { min: 1, max: MAX_LIMIT }).done();
     const types = typesFor(scopes, args.types);
     let from = { position: '0', seq: '0' };
     if (args.after != null) {
-      const gone = () => new AppError('GONE', `after names an event older than the retention period of ${eventSettings.retentionDays} days; read the feed again without after`, [{ path: ['after'], detail: 'the event is no longer kept' }]);
+      const gone = () => new AppError('GONE', `after names an event older than the retention period of ${this.settings.retentionDays} days; read the feed again without after`, [{ path: ['after'], detail: 'the event is no longer kept' }]);
       const place = idPlace(args.after);
       // One statement: when the event's transaction committed, and the oldest position kept.
       const [found]: { committed_at: Date | null; oldest: string }[] = place
@@ -87,10 +96,10 @@ export class EventService {
       if (!found?.committed_at) {
         const time = idTime(args.after);
         // purged: older than anything kept (or an id of the first outbox, made before retention)
-        if ((time !== undefined && time < cutoff().getTime()) || (place && found && BigInt(place.position) < BigInt(found.oldest))) throw gone();
+        if ((time !== undefined && time < cutoff(this.settings.retentionDays).getTime()) || (place && found && BigInt(place.position) < BigInt(found.oldest))) throw gone();
         throw invalid([{ path: ['after'], detail: 'after does not name an event of this community' }]);
       }
-      if (new Date(found.committed_at) < cutoff()) throw gone();
+      if (new Date(found.committed_at) < cutoff(this.settings.retentionDays)) throw gone();
       from = place!;
     }
     if (!types.length) return { results: [], limit, size: 0, hasNextPage: false, next: null };
@@ -98,9 +107,9 @@ export class EventService {
       `select ${EVENT_COLUMNS}
          from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id
         where c.community_id = ? and c.position >= ?::bigint and (c.position > ?::bigint or e.seq > ?::bigint)
-          and c.committed_at >= ? and e.type in (select jsonb_array_elements_text(?::jsonb))
+          and c.committed_at >= ? and e.type = ${anyOf()}
         order by c.position, e.seq limit ?`,
-      [communityId, from.position, from.position, from.seq, cutoff().toISOString(), JSON.stringify(types), limit + 1],
+      [communityId, from.position, from.position, from.seq, cutoff(this.settings.retentionDays).toISOString(), arrayOf(types), limit + 1],
     );
     const hasNextPage = rows.length > limit;
     const results = (hasNextPage ? rows.slice(0, limit) : rows).map(toEvent);
@@ -113,8 +122,8 @@ export class EventService {
  * retention period. Positions follow commit time, so everything before the first position
  * still kept goes.
  */
-export async function purgeEvents(em: EntityManager): Promise<number> {
-  const before = cutoff();
+export async function purgeEvents(em: EntityManager, retentionDays = DEFAULT_EVENT_SETTINGS.retentionDays): Promise<number> {
+  const before = cutoff(retentionDays);
   const rows: { n: string }[] = await em.execute(
     `with cut as (select coalesce((select position from event_commits where committed_at >= ? order by position limit 1), 9223372036854775807) as p),
           gone as (delete from event_commits c using cut where c.position < cut.p returning c.txid, c.community_id),

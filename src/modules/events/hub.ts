@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { Logger } from '../../logger';
+import { slot } from '../../state';
 import { EVENT_COLUMNS, toEvent, type EventRow } from './event.service';
 import type { Event } from './event.entity';
 
@@ -199,5 +200,5 @@ export class EventHub {
   }
 }
 
-/** This process's hub (set by startRuntime); subscriptions are refused without one. */
-export const hubRef: { current?: EventHub } = {};
+/** The runtime's hub (set when the events module starts); subscriptions are refused without one. */
+export const EVENT_HUB = slot<EventHub>('eventHub');

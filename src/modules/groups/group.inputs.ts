@@ -1,6 +1,18 @@
 import { Field, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { GROUP, Rule } from '../../common/rules';
+import { EXTERNAL_ID, NAME, Rule, text, value } from '../../common/rules';
+
+/**
+ * The rules of a group's fields, declared once: the input types below carry them (`@Rule`),
+ * the service checks a body with them (ruleIssues) and the OpenAPI document shows them.
+ */
+export const GROUP = {
+  externalId: { ...EXTERNAL_ID, example: 'team-berlin' },
+  name: { ...NAME, example: 'Team Berlin' },
+  about: text({ max: 2048, nullable: true, example: 'Everyone working in the Berlin office.' }),
+  color: text({ max: 7, pattern: /^#[0-9A-Fa-f]{6}$/, patternText: '#RRGGBB (six hexadecimal digits)', nullable: true, example: '#1E90FF' }),
+  isVisibleInApp: value({ nullable: false, default: true, example: true }),
+};
 
 @InputType({ description: 'ApiGroupInput for creation.' })
 @Rule({ name: 'ApiGroupInput' })

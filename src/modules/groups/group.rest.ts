@@ -1,9 +1,13 @@
-import { GROUP as GROUP_RULES } from '../../common/rules';
+import { recordFields } from '../../rest/fields';
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
+import { Group } from './group.entity';
+import { GROUP as GROUP_RULES } from './group.inputs';
 
-const GROUP = `fragment GroupFields on Group {
-  id externalId name about color membershipCount isVisibleInApp state createdAt modifiedAt
-}`;
+/** A group as its GET answers it, and as its events carry it: every field of the Group type. */
+const GROUP_FIELDS = recordFields(Group);
+const GROUP = `fragment GroupFields on Group { ${GROUP_FIELDS} }`;
+export const groupEvents: EventSource = { resource: 'group', scope: 'groups', entity: 'Group', fields: GROUP_FIELDS };
 const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: GROUP_RULES.externalId.example } };
 
 export const groupRoutes: RouteSpec[] = [

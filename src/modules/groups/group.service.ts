@@ -6,21 +6,19 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { GROUP } from '../../common/rules';
-import { Checks, rejectInvalid, under } from '../../common/validate';
-import { notFound, type FieldIssue } from '../../errors/app-error';
+import { rejectInvalid, ruleIssues, under } from '../../common/validate';
+import { notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
-import type { CreateGroupInput, GroupListArgs, UpdateGroupInput } from './group.inputs';
+import { CreateGroupInput, type GroupListArgs, type UpdateGroupInput } from './group.inputs';
 
-/** The field rules of a group body, relative to it; group imports check their rows with them too. */
+/**
+ * The field rules of a group body, relative to it, as the input type declares them (the
+ * rules of CreateGroupInput and UpdateGroupInput are the same); group imports check their
+ * rows with them too.
+ */
 export function groupIssues(input: CreateGroupInput | UpdateGroupInput): FieldIssue[] {
-  return new Checks()
-    .string('externalId', input.externalId, GROUP.externalId)
-    .string('name', input.name, GROUP.name)
-    .string('about', input.about, GROUP.about)
-    .string('color', input.color, GROUP.color)
-    .nullable('isVisibleInApp', input.isVisibleInApp, GROUP.isVisibleInApp).issues;
+  return ruleIssues(CreateGroupInput, input);
 }
 
 const EXTERNAL_ID_TAKEN = {
@@ -34,29 +32,22 @@ export class GroupService {
     return leanPage(this.em, Group, { communityId }, pageWindow(args));
   }
 
-  /** 404, not 403, for another community's group: do not reveal that it exists. */
-  async get(communityId: string, ref: RecordRef, lean = false): Promise<Group> {
+  /** For output: a plain row, no entity to track. 404, not 403, for another community's group: do not reveal that it exists. */
+  async read(communityId: string, ref: RecordRef, em = this.em): Promise<Group> {
     const where = refWhere(ref);
-    let group: Group | null = null;
-    if (where) group = lean ? await leanFindOne(this.em, Group, { ...where, communityId }) : await this.em.findOne(Group, { ...where, communityId });
-    if (!group) throw notFound('Group');
-    return group;
+    return orNotFound(where && (await leanFindOne(em, Group, { ...where, communityId })), 'Group');
   }
 
-  /** The read path: a plain row, no entity to track. */
-  read(communityId: string, ref: RecordRef): Promise<Group> {
-    return this.get(communityId, ref, true);
+  /** The entity, to change it (no lock), in em (the caller's transaction when given). */
+  async find(communityId: string, ref: RecordRef, em = this.em): Promise<Group> {
+    const where = refWhere(ref);
+    return orNotFound(where && (await em.findOne(Group, { ...where, communityId })), 'Group');
   }
 
   async create(communityId: string, input: CreateGroupInput): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
-    const values = {
-      externalId: input.externalId ?? null,
-      name: input.name,
-      about: input.about ?? null,
-      color: input.color ?? null,
-      isVisibleInApp: input.isVisibleInApp ?? true,
-    };
+    // The fields given; the entity's defaults apply to those left out (insertRecords).
+    const values = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<Group>;
     const [group] = await mapUnique(() => insertRecords(this.em, Group, communityId, [values]), EXTERNAL_ID_TAKEN);
     return group;
   }
@@ -65,7 +56,7 @@ export class GroupService {
   async update(communityId: string, ref: RecordRef, input: UpdateGroupInput, expectedVersion?: string | null): Promise<Group> {
     rejectInvalid(under(['input'], groupIssues(input)));
     return transaction(this.em, async (em) => {
-      const group = await new GroupService(em).get(communityId, ref);
+      const group = await this.find(communityId, ref, em);
       await assertVersion(em, 'groups', group.id, expectedVersion);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
       wrap(group).assign(input, { ignoreUndefined: true });
@@ -78,7 +69,7 @@ export class GroupService {
     const where = refWhere(ref);
     if (expectedVersion != null) {
       return transaction(this.em, async (em) => {
-        const { id } = await new GroupService(em).get(communityId, ref, true);
+        const { id } = await this.read(communityId, ref, em);
         await assertVersion(em, 'groups', id, expectedVersion);
         await em.nativeDelete(Group, { id, communityId });
         return true;
@@ -90,7 +81,7 @@ export class GroupService {
   }
 
   async setState(communityId: string, ref: RecordRef, state: GroupState): Promise<Group> {
-    const group = await this.get(communityId, ref);
+    const group = await this.find(communityId, ref);
     group.state = state;
     await this.em.flush(); // a write (and a new modifiedAt) only when the state changes
     return group;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { anyOf, arrayOf } from '../../db/sql';
 import { Group } from '../groups/group.entity';
+import { lockGroups } from '../groups/group.lock';
 import { groupIssues } from '../groups/group.service';
 import type { GroupImportRow } from './import.inputs';
 import { countWrites, repeatsEarlierRow, RowIssues, writeByExternalId, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
@@ -27,11 +27,10 @@ export async function applyGroupBatch(
   state: RunState,
 ): Promise<BatchOutcome> {
   const issues = new RowIssues();
-  const existing = await tx.execute<{ external_id: string; name: string; about: string | null; color: string | null; is_visible_in_app: boolean }[]>(
-    `select external_id, name, about, color, is_visible_in_app from groups
-      where community_id = ? and external_id = ${anyOf()}
-      order by id for update`,
-    [communityId, arrayOf(batch.map((r) => r.data.externalId))],
+  const existing = await lockGroups<{ external_id: string; name: string; about: string | null; color: string | null; is_visible_in_app: boolean }>(
+    tx,
+    { communityId, externalIds: batch.map((r) => r.data.externalId) },
+    'external_id, name, about, color, is_visible_in_app',
   );
   const current = new Map(existing.map((g) => [g.external_id, g]));
   const good: GroupValues[] = [];

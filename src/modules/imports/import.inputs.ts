@@ -1,6 +1,7 @@
 import { Field, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { GROUP, IMPORT_ROWS, MEMBER, Rule } from '../../common/rules';
+import { IMPORT_ROWS, MEMBER, Rule } from '../../common/rules';
+import { GROUP } from '../groups/group.inputs';
 
 /**
  * Import rows: ApiGroupInput / member fields with `externalId` required (it is the upsert

@@ -26,7 +26,7 @@ export class ImportResolver {
   @Authorized('triggers:read')
   @Query(() => ImportJob, { description: 'One import job of the caller\'s community; NOT_FOUND when missing.' })
   importJob(@Arg('id', () => ID) id: string, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(ImportService).get(communityId, id);
+    return ctx.service(ImportService).read(communityId, id);
   }
 
   @Authorized('triggers:read')

@@ -1,11 +1,22 @@
 import { EXAMPLE_IDS } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
 
+/** An import job as its events carry it: its GET also lists its first row errors, before the stamps. */
+const JOB_RECORD = 'id kind status total processed created updated failed';
+const JOB_STAMPS = 'createdAt modifiedAt';
 const JOB = `fragment ImportJobFields on ImportJob {
-  id kind status total processed created updated failed
+  ${JOB_RECORD}
   errors(limit: 20) { results { row pointer detail } limit skip size hasNextPage }
-  createdAt modifiedAt
+  ${JOB_STAMPS}
 }`;
+export const importJobEvents: EventSource = {
+  resource: 'import_job',
+  scope: 'triggers',
+  entity: 'ImportJob',
+  fields: `${JOB_RECORD} ${JOB_STAMPS}`,
+  actions: ['completed', 'failed'],
+};
 
 /**
  * 202: the import runs as a background job; `{ id, status }` names it, and `Location`

@@ -3,8 +3,9 @@ import { leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isId } from '../../common/ids';
 import { pageWindow, toPage, type Page, type PageArgs } from '../../common/pagination';
-import { invalid, notFound } from '../../errors/app-error';
-import { MAX_IMPORT_ROWS } from '../../common/rules';
+import { notFound } from '../../errors/app-error';
+import { IMPORT_ROWS, MAX_IMPORT_ROWS } from '../../common/rules';
+import { Checks } from '../../common/validate';
 import { enqueue } from '../../jobs/queue';
 import { ImportJob, ImportRowError, type ImportKind } from './import-job.entity';
 
@@ -20,10 +21,7 @@ export class ImportService {
    * 202 means the import will run even if this instance dies right after answering.
    */
   async start(communityId: string, kind: ImportKind, field: 'groups' | 'members', rows: object[]): Promise<ImportJob> {
-    if (!rows.length) throw invalid([{ path: ['input', field], detail: `${field} must hold at least one row` }]);
-    if (rows.length > MAX_IMPORT_ROWS) {
-      throw invalid([{ path: ['input', field], detail: `${field} may hold at most ${MAX_IMPORT_ROWS} rows` }]);
-    }
+    new Checks().list(field, rows, IMPORT_ROWS, 'rows').done(['input']);
     return transaction(this.em, async (tx) => {
       const job = tx.create(ImportJob, { communityId, kind, total: rows.length, payload: rows.map((r) => ({ ...r })) });
       await tx.flush();
@@ -32,7 +30,8 @@ export class ImportService {
     });
   }
 
-  async get(communityId: string, id: string): Promise<ImportJob> {
+  /** For output (an entity: its `pointer` is computed). */
+  async read(communityId: string, id: string): Promise<ImportJob> {
     const job = isId(id) ? await this.em.findOne(ImportJob, { id, communityId }) : null;
     if (!job) throw notFound('Import job');
     return job;

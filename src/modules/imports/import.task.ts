@@ -1,7 +1,6 @@
-import { DeadlockException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JobHelpers } from 'graphile-worker';
-import { transaction } from '../../db/transaction';
+import { withDeadlockRetry } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { applyGroupBatch } from './group-rows';
 import { ImportKind } from './import-job.entity';
@@ -40,7 +39,8 @@ async function runImport(em: EntityManager, importJobId: string, helpers: JobHel
   let processed = job.processed;
   while (processed < job.total) {
     if (helpers.abortSignal?.aborted) throw new Error(`Stopped by shutdown after ${processed} rows; the retry resumes there`);
-    processed = await inBatchTransaction(em, async (tx) => {
+    // A deadlock rolled the whole batch back: it is simply tried again (withDeadlockRetry).
+    processed = await withDeadlockRetry(em, async (tx) => {
       // The checkpoint is re-read under the row lock: should a second run ever overlap
       // (a lock expired on a stuck worker), it continues after the other's batches.
       const [current] = await tx.execute<{ processed: number }[]>(`select processed from import_jobs where id = ? for update`, [importJobId]);
@@ -70,17 +70,6 @@ async function runImport(em: EntityManager, importJobId: string, helpers: JobHel
     `update import_jobs set status = 'COMPLETED', finished_at = ?, modified_at = ?, payload = null where id = ? and status = 'RUNNING'`,
     [new Date(), new Date(), importJobId],
   );
-}
-
-/** A deadlock rolled the whole batch back: it is simply tried again (a few times). */
-async function inBatchTransaction<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await transaction(em, work);
-    } catch (err) {
-      if (!(err instanceof DeadlockException) || attempt >= 3) throw err;
-    }
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { violated } from '../../common/unique';
 import { anyOf, arrayOf } from '../../db/sql';
+import { lockGroups } from '../groups/group.lock';
 import { Member } from '../members/member.entity';
 import { appendMemberships, type NewMembership } from '../memberships/membership.create';
 import { memberIssues } from '../members/member.checks';
@@ -24,7 +25,7 @@ interface MemberValues {
 async function addMemberships(em: EntityManager, communityId: string, pairs: { externalId: string; groupId: string }[], now: Date) {
   if (!pairs.length) return 0;
   const groupIds = [...new Set(pairs.map((p) => p.groupId))];
-  await em.execute(`select id from groups where id = ${anyOf('uuid')} order by id for update`, [arrayOf(groupIds)]);
+  await lockGroups(em, { ids: groupIds });
   const members = await em.execute<{ id: string; external_id: string }[]>(
     `select id, external_id from members where community_id = ? and external_id = ${anyOf()}`,
     [communityId, arrayOf(new Set(pairs.map((p) => p.externalId)))],
@@ -61,10 +62,7 @@ export async function applyMemberBatch(
   const groupRefs = new Set(batch.flatMap((r) => r.data.groupExternalIds ?? []));
   // Lock order of every membership writer: the groups first (in id order), then the members
   // (a member delete does the same, so the two can never wait for each other in a cycle).
-  const groups = await tx.execute<{ id: string; external_id: string }[]>(
-    `select id, external_id from groups where community_id = ? and external_id = ${anyOf()} order by id for update`,
-    [communityId, arrayOf(groupRefs)],
-  );
+  const groups = await lockGroups<{ id: string; external_id: string }>(tx, { communityId, externalIds: groupRefs }, 'id, external_id');
   const existing = await tx.execute<{ external_id: string; first_name: string | null; last_name: string | null; email_address: string | null }[]>(
     `select external_id, first_name, last_name, email_address from members
       where community_id = ? and external_id = ${anyOf()}

@@ -24,7 +24,7 @@ export class MemberResolver {
   @Authorized('members:read')
   @Query(() => Member, { description: 'One member by id or externalId; NOT_FOUND when missing.' })
   member(@Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(MemberService).get(communityId, ref);
+    return ctx.service(MemberService).read(communityId, ref);
   }
 
   @Authorized('members:write')

@@ -1,9 +1,11 @@
 import { MEMBER as MEMBER_RULES } from '../../common/rules';
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
 
-const MEMBER = `fragment MemberFields on Member {
-  id externalId firstName lastName emailAddress additionalFields { id value } createdAt modifiedAt
-}`;
+/** A member as its GET answers it, and as its events carry it. */
+const MEMBER_FIELDS = 'id externalId firstName lastName emailAddress additionalFields { id value } createdAt modifiedAt';
+const MEMBER = `fragment MemberFields on Member { ${MEMBER_FIELDS} }`;
+export const memberEvents: EventSource = { resource: 'member', scope: 'members', entity: 'Member', fields: MEMBER_FIELDS };
 const ref = { ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBER_RULES.externalId.example } };
 
 /** `/members/_bulk` comes before the `/members/:identifier` routes (literal segments first). */

@@ -1,13 +1,14 @@
-import { transaction } from '../../db/transaction';
+import { isDeadlock, transaction, withDeadlockRetry } from '../../db/transaction';
 import { assertVersion, preconditionFailed, VERSION_COLUMN } from '../../db/version';
-import { DeadlockException, LockMode, wrap } from '@mikro-orm/core';
-import { leanPage } from '../../db/lean';
+import { LockMode, wrap } from '@mikro-orm/core';
+import { leanFindOne, leanPage } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { AppError, invalid, notFound, type FieldIssue } from '../../errors/app-error';
+import { AppError, invalid, notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
 import { batchDuplicateIssues, IDENTITY_FIELDS, memberIssues } from './member.checks';
+import { lockGroups } from '../groups/group.lock';
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
@@ -21,9 +22,6 @@ const taken = (base: Path, whole?: Path) => ({
   members_community_email_unique: { path: whole ?? [...base, 'emailAddress'], detail: 'emailAddress is already used by another member' },
 });
 
-/** Attempts of a member delete (see remove): a lost deadlock or new memberships start it again. */
-const DELETE_TRIES = 6;
-
 /** The member joined a group between reading its groups and locking it: the delete starts again. */
 class GroupsMoved extends Error {}
 
@@ -34,13 +32,16 @@ export class MemberService {
     return leanPage(this.em, Member, { communityId }, pageWindow(args));
   }
 
-  /** 404, not 403, for another community's member; a non-UUID id matches nothing. */
-  async get(communityId: string, ref: RecordRef, em = this.em, lock = false): Promise<Member> {
+  /** For output: a plain row. 404, not 403, for another community's member; a non-UUID id matches nothing. */
+  async read(communityId: string, ref: RecordRef): Promise<Member> {
     const where = refWhere(ref);
-    const lockMode = lock ? LockMode.PESSIMISTIC_WRITE : undefined;
-    const member = where ? await em.findOne(Member, { ...where, communityId }, { lockMode }) : null;
-    if (!member) throw notFound('Member');
-    return member;
+    return orNotFound(where && (await leanFindOne(this.em, Member, { ...where, communityId })), 'Member');
+  }
+
+  /** The entity locked `for update` in em's transaction: concurrent writes of one member apply one after the other. */
+  async lock(communityId: string, ref: RecordRef, em: EntityManager): Promise<Member> {
+    const where = refWhere(ref);
+    return orNotFound(where && (await em.findOne(Member, { ...where, communityId }, { lockMode: LockMode.PESSIMISTIC_WRITE })), 'Member');
   }
 
   async create(communityId: string, input: CreateMemberInput): Promise<Member> {
@@ -116,7 +117,7 @@ export class MemberService {
     rejectInvalid(under(['input'], memberIssues(input, false)));
     return transaction(this.em, async (em) => {
       // Row lock: concurrent patches of one member apply one after the other.
-      const member = await this.get(communityId, ref, em, true);
+      const member = await this.lock(communityId, ref, em);
       await assertVersion(em, 'members', member.id, expectedVersion);
       const entries = input.additionalFields ?? [];
       const unknown = await unknownFieldIssues(em, communityId, [{ entries, path: ['input'] }]);
@@ -144,15 +145,14 @@ export class MemberService {
     // (an import adding this member to another group) would make the cascade touch a group
     // this transaction does not hold: that is seen once the member row is ours (nothing can
     // add a membership to it any more) and the attempt starts again, never deadlocking.
-    const attempt = () =>
-      transaction(this.em, async (tem) => {
+    // A deadlock (benign: PostgreSQL rolled the attempt back entirely) or new memberships: again.
+    const deleted = await withDeadlockRetry(
+      this.em,
+      async (tem) => {
         const member = await tem.findOne(Member, { ...where, communityId }, { fields: ['id'] });
         if (!member) return 0;
         // tem.execute: inside this transaction (the connection's execute would use another connection and drop the lock at once).
-        const locked = await tem.execute<{ id: string }[]>(
-          'select id from groups where id in (select group_id from group_memberships where member_id = ?) order by id for update',
-          [member.id],
-        );
+        const locked = await lockGroups(tem, { groupsOf: member.id });
         // One statement locks the member and reads its version for If-Match (what assertVersion would read again).
         const [held] = await tem.execute<{ version: string }[]>(`select ${VERSION_COLUMN('t')} as version from members t where t.id = ? for update`, [
           member.id,
@@ -163,18 +163,9 @@ export class MemberService {
         const have = new Set(locked.map((g) => g.id));
         if (groups.some((g) => !have.has(g.group_id))) throw new GroupsMoved();
         return tem.nativeDelete(Member, { id: member.id, communityId });
-      });
-    let deleted = 0;
-    for (let tries = 1; ; tries++) {
-      try {
-        deleted = await attempt();
-        break;
-      } catch (err) {
-        // A deadlock (benign: PostgreSQL rolled the attempt back entirely) or new memberships: again.
-        if (!(err instanceof DeadlockException || err instanceof GroupsMoved) || tries >= DELETE_TRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, tries * (10 + Math.random() * 40)));
-      }
-    }
+      },
+      (err) => isDeadlock(err) || err instanceof GroupsMoved,
+    );
     if (!deleted) throw notFound('Member');
     return true;
   }

@@ -1,4 +1,3 @@
-import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { Member, MemberFieldValue } from './member.entity';
 import { memberById, memberFieldValues } from './member.loaders';
@@ -9,5 +8,6 @@ export const membersModule: FeatureModule = {
   resolvers: [MemberResolver, MemberFieldValueResolver],
   routes: memberRoutes,
   entities: [Member, MemberFieldValue],
-  loaders: [memberById, memberFieldValues, VERSION_LOADERS.members],
+  versioned: [Member],
+  loaders: [memberById, memberFieldValues],
 };

@@ -1,12 +1,10 @@
-import { DeadlockException, LockMode } from '@mikro-orm/core';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { refWhere, type RecordRef } from '../../common/ref';
-import { isJoined, transaction } from '../../db/transaction';
+import { withDeadlockRetry } from '../../db/transaction';
 import { leanFindOne } from '../../db/lean';
 import { notFound } from '../../errors/app-error';
 import { Group } from '../groups/group.entity';
-
-const ATTEMPTS = 3;
 
 /** The caller's group, 404 when missing or another community's; optionally locked for update. */
 export async function findGroup(em: EntityManager, communityId: string, groupRef: RecordRef, lock = false): Promise<Group> {
@@ -24,7 +22,7 @@ export async function findGroup(em: EntityManager, communityId: string, groupRef
  * the full list, delete) takes this lock first, so they serialize per group and never
  * see each other's half-done work. A deadlock with a path that locks in the other order
  * (a member delete cascades to memberships, then its count trigger updates the group)
- * is retried: PostgreSQL rolled our attempt back entirely.
+ * is retried (withDeadlockRetry): PostgreSQL rolled our attempt back entirely.
  */
 export async function inLockedGroup<T>(
   em: EntityManager,
@@ -32,12 +30,5 @@ export async function inLockedGroup<T>(
   groupRef: RecordRef,
   work: (tem: EntityManager, group: Group) => Promise<T>,
 ): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await transaction(em, async (tem) => work(tem, await findGroup(tem, communityId, groupRef, true)));
-    } catch (err) {
-      // A joined transaction is aborted as a whole: its owner retries it (src/db/transaction.ts).
-      if (!(err instanceof DeadlockException) || attempt >= ATTEMPTS || isJoined(em)) throw err;
-    }
-  }
+  return withDeadlockRetry(em, async (tem) => work(tem, await findGroup(tem, communityId, groupRef, true)));
 }

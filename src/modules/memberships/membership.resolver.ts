@@ -30,7 +30,7 @@ export class GroupMembershipResolver {
   @Authorized('group_memberships:read')
   @Query(() => GroupMembership, { description: 'One membership of a group by id or externalId.' })
   groupMembership(@groupRefArg() groupRef: RecordRef, @Arg('ref', () => RecordRef) ref: RecordRef, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(GroupMembershipService).get(communityId, groupRef, ref);
+    return ctx.service(GroupMembershipService).read(communityId, groupRef, ref);
   }
 
   @Authorized('group_memberships:write')

@@ -1,9 +1,18 @@
-import { GROUP as GROUP_RULES, MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
+import { MEMBERSHIP as MEMBERSHIP_RULES } from '../../common/rules';
+import { GROUP as GROUP_RULES } from '../groups/group.inputs';
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
 
-const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership {
-  id externalId memberId memberExternalId title orderNumber role createdAt modifiedAt
-}`;
+/** A membership as its GET answers it; its events also carry groupId (the GET names the group in its path). */
+const MEMBERSHIP_FIELDS = 'id externalId memberId memberExternalId title orderNumber role createdAt modifiedAt';
+const MEMBERSHIP = `fragment GroupMembershipFields on GroupMembership { ${MEMBERSHIP_FIELDS} }`;
+export const membershipEvents: EventSource = {
+  resource: 'group_membership',
+  scope: 'group_memberships',
+  entity: 'GroupMembership',
+  fields: `groupId ${MEMBERSHIP_FIELDS}`,
+  actions: ['reordered'],
+};
 const group = { param: 'groupIdentifier', keyParam: 'groupsKey' as const, example: GROUP_RULES.externalId.example };
 const inGroup = { groupRef: group };
 const one = { groupRef: group, ref: { param: 'identifier', keyParam: 'key' as const, example: MEMBERSHIP_RULES.externalId.example } };

@@ -1,14 +1,13 @@
 import { transaction } from '../../db/transaction';
 import { assertVersion } from '../../db/version';
-import { leanChildPage, leanPage, type LeanExtra } from '../../db/lean';
-
+import { leanChildPage, leanFindOne, leanPage, type LeanExtra } from '../../db/lean';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { bulkSizeIssues, rejectInvalid, under } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { notFound, orNotFound } from '../../errors/app-error';
 import { Group } from '../groups/group.entity';
 import { findGroup, inLockedGroup } from './group-lock';
 import { insertMemberships, membershipIssues } from './membership.create';
@@ -50,15 +49,18 @@ export class GroupMembershipService {
     return leanPage(this.em, GroupMembership, { communityId, groupId: group.id }, window, MEMBER_EXTERNAL_ID);
   }
 
-  private async find(group: Group, ref: RecordRef): Promise<GroupMembership> {
+  /** For output: a plain row of the group's membership (404 for a group or membership the community does not have). */
+  async read(communityId: string, groupRef: RecordRef, ref: RecordRef): Promise<GroupMembership> {
+    const group = await findGroup(this.em, communityId, groupRef);
     const where = refWhere(ref);
-    const found = where ? await this.em.findOne(GroupMembership, { ...where, groupId: group.id, communityId: group.communityId }) : null;
-    if (!found) throw notFound('Group membership');
-    return found;
+    return orNotFound(where && (await leanFindOne(this.em, GroupMembership, { ...where, groupId: group.id, communityId })), 'Group membership');
   }
 
-  async get(communityId: string, groupRef: RecordRef, ref: RecordRef): Promise<GroupMembership> {
-    return this.find(await findGroup(this.em, communityId, groupRef), ref);
+  /** The entity, to change it (no lock), in em (the caller's transaction when given). */
+  async find(communityId: string, groupRef: RecordRef, ref: RecordRef, em = this.em): Promise<GroupMembership> {
+    const group = await findGroup(em, communityId, groupRef);
+    const where = refWhere(ref);
+    return orNotFound(where && (await em.findOne(GroupMembership, { ...where, groupId: group.id, communityId })), 'Group membership');
   }
 
   async create(communityId: string, groupRef: RecordRef, input: CreateGroupMembershipInput): Promise<GroupMembership> {
@@ -92,7 +94,7 @@ export class GroupMembershipService {
     rejectInvalid(under(['input'], membershipIssues(input)));
     // One transaction: the If-Match check locks the row until the write is committed.
     return transaction(this.em, async (em) => {
-      const membership = await new GroupMembershipService(em).get(communityId, groupRef, ref);
+      const membership = await this.find(communityId, groupRef, ref, em);
       await assertVersion(em, 'group_memberships', membership.id, expectedVersion);
       // PATCH: absent fields stay; MikroORM writes only what changed and then sets modifiedAt.
       wrap(membership).assign(input, { ignoreUndefined: true });
@@ -103,7 +105,7 @@ export class GroupMembershipService {
 
   /** The role is service-assigned: never REST input, only this operation (GraphQL). */
   async setRole(communityId: string, groupRef: RecordRef, ref: RecordRef, role: MembershipRole): Promise<GroupMembership> {
-    const membership = await this.get(communityId, groupRef, ref);
+    const membership = await this.find(communityId, groupRef, ref);
     membership.role = role;
     await this.em.flush(); // a write (and a new modifiedAt) only when the role changes
     return membership;

@@ -1,4 +1,3 @@
-import { VERSION_LOADERS } from '../../db/version';
 import type { FeatureModule } from '../module';
 import { GroupMembership } from './membership.entity';
 import { groupMembershipPages, memberMembershipPages } from './membership.loaders';
@@ -10,5 +9,6 @@ export const membershipsModule: FeatureModule = {
   resolvers: [GroupMembershipResolver, GroupMembershipRelations, GroupMembershipsField, MemberMembershipsField],
   routes: membershipRoutes,
   entities: [GroupMembership],
-  loaders: [groupMembershipPages, memberMembershipPages, VERSION_LOADERS.group_memberships],
+  versioned: [GroupMembership],
+  loaders: [groupMembershipPages, memberMembershipPages],
 };

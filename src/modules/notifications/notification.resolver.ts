@@ -22,7 +22,7 @@ export class NotificationResolver {
   @Authorized('notifications:read')
   @Query(() => Notification, { description: 'One notification; NOT_FOUND when missing.' })
   notification(@Arg('id', () => ID) id: string, @Community() communityId: string, @Ctx() ctx: Context) {
-    return ctx.service(NotificationService).get(communityId, id);
+    return ctx.service(NotificationService).read(communityId, id);
   }
 
   @Authorized('notifications:write')

@@ -1,4 +1,14 @@
 import type { RouteSpec } from '../../rest/route';
+import type { EventSource } from '../events/event-source';
+
+/** A notification as its events carry it (GraphQL's `notification` answers the same; no REST route reads one back). */
+export const notificationEvents: EventSource = {
+  resource: 'notification',
+  scope: 'notifications',
+  entity: 'Notification',
+  fields: 'id title message status receiversCount sendAt sentAt cancelledAt createdAt modifiedAt',
+  actions: ['sent'],
+};
 
 export const notificationRoutes: RouteSpec[] = [
   {

@@ -59,7 +59,8 @@ export class NotificationService {
     return toPage(rows, limit, skip);
   }
 
-  async get(communityId: string, id: string): Promise<Notification> {
+  /** For output (an entity, as the notification list reads them). */
+  async read(communityId: string, id: string): Promise<Notification> {
     const found = isId(id) ? await this.em.findOne(Notification, { id, communityId }) : null;
     if (!found) throw notFound('Notification');
     return found;

@@ -2,11 +2,15 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { orderedIds } from '../../common/ids';
+import { arrayOf } from '../../db/sql';
 import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
-import { eventData } from '../../db/migrations/event-capture';
-import { eventSettings } from '../events/settings';
+import { eventData } from '../events/event-types';
+import { EVENT_SETTINGS, type EventSettings } from '../events/settings';
+import { SecretError } from '../../security/secret-box';
+import { openSecret } from './webhook-secrets';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 
 export const DISPATCH_WEBHOOKS = 'webhooks:dispatch';
@@ -26,30 +30,65 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 /**
  * Turns the events of one committed transaction into one delivery per (enabled endpoint
  * subscribed to the type, event) and queues each. Idempotent: a re-run adds nothing twice.
+ * The pairs are picked first, so each delivery gets its time-ordered id from src/common/ids.ts
+ * like every other record, in event order; the insert then writes exactly those pairs.
  */
 export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm }) => {
   const { position, communityId } = payload as { position: number; communityId?: string };
   const em = orm.em.fork() as EntityManager;
   await transaction(em, async (tem) => {
+    const pairs = await tem.execute<{ endpoint_id: string; seq: string }[]>(
+      `select w.id as endpoint_id, e.seq
+         from event_commits c
+         join events e on e.txid = c.txid and e.community_id = c.community_id
+         join webhook_endpoints w on w.community_id = e.community_id and w.enabled
+                                 and (w.events @> array[e.type] or w.events @> array['*'])
+        where c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
+        order by e.seq, w.id`,
+      [Number(position), communityId ?? null, communityId ?? null],
+    );
+    if (!pairs.length) return;
     await tem.execute(
-      `with ins as (
+      `with pick as (select * from unnest(?::uuid[], ?::uuid[], ?::bigint[]) as p(id, endpoint_id, seq)),
+       ins as (
          insert into webhook_deliveries (id, community_id, endpoint_id, event_id, type, payload, next_attempt_at, created_at, modified_at)
-         select gen_random_uuid(), e.community_id, w.id, event_id(c.position, e.seq), e.type,
+         select p.id, e.community_id, p.endpoint_id, event_id(c.position, e.seq), e.type,
                 json_build_object('id', event_id(c.position, e.seq), 'type', e.type, 'createdAt', event_ts(e.created_at), 'data', ${eventData('e')}, 'changes', e.changes)::text,
                 now(), now(), now()
-           from event_commits c
-           join events e on e.txid = c.txid and e.community_id = c.community_id
-           join webhook_endpoints w on w.community_id = e.community_id and w.enabled
-                                   and (w.events @> array[e.type] or w.events @> array['*'])
-          where c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
-          order by e.seq
+           from pick p
+           join event_commits c on c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
+           join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = p.seq
+          order by p.id
          on conflict (community_id, endpoint_id, event_id) do nothing
          returning id)
        select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id), max_attempts => 25) from ins`,
-      [Number(position), communityId ?? null, communityId ?? null, DELIVER_WEBHOOK],
+      [
+        arrayOf(orderedIds(pairs.length)),
+        arrayOf(pairs.map((p) => p.endpoint_id)),
+        arrayOf(pairs.map((p) => String(p.seq))),
+        Number(position),
+        communityId ?? null,
+        communityId ?? null,
+        DELIVER_WEBHOOK,
+      ],
     );
   });
 };
+
+/**
+ * The webhook-signature header: the current secret's signature, then, during the overlap after
+ * a rotation, the previous secret's (space-separated, new first, as Standard Webhooks allows).
+ * A secret that does not decrypt fails the attempt with a message naming the key id only.
+ */
+function signatures(row: DeliveryRow, timestamp: number): { header: string } | { error: string } {
+  try {
+    const secrets = [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])].map((s) => openSecret(row.endpoint_id, s));
+    return { header: secrets.map((s) => sign(s, row.event_id, timestamp, row.payload)).join(' ') };
+  } catch (err) {
+    if (err instanceof SecretError) return { error: err.message };
+    throw err;
+  }
+}
 
 interface DeliveryRow {
   id: string;
@@ -59,13 +98,14 @@ interface DeliveryRow {
   attempts: number;
   url: string;
   secret: string;
+  previous_secret: string | null;
   enabled: boolean;
   endpoint_id: string;
 }
 
 type Outcome = { status: number | null; error: string | null };
 
-function post(url: URL, body: string, headers: Record<string, string>): Promise<Outcome> {
+function post(eventSettings: EventSettings, url: URL, body: string, headers: Record<string, string>): Promise<Outcome> {
   const { http: httpAgent, https: httpsAgent } = agents(eventSettings.allowPrivateNetworks);
   return new Promise((resolve) => {
     const client = url.protocol === 'https:' ? https : http;
@@ -94,11 +134,13 @@ function post(url: URL, body: string, headers: Record<string, string>): Promise<
 }
 
 /** One attempt of one delivery; the outcome and the next attempt (if any) are written in one transaction. */
-export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }) => {
+export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, state }) => {
+  const eventSettings = state.get(EVENT_SETTINGS);
   const deliveryId = (payload as { deliveryId: string }).deliveryId;
   const em = orm.em.fork() as EntityManager;
   const [row] = await em.execute<DeliveryRow[]>(
-    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret, w.enabled, w.id as endpoint_id
+    `select d.id, d.event_id, d.payload, d.status, d.attempts, w.url, w.secret,
+            case when w.previous_secret_until > now() then w.previous_secret end as previous_secret, w.enabled, w.id as endpoint_id
        from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.id = ?`,
     [deliveryId],
   );
@@ -113,11 +155,14 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm }
       outcome = { status: null, error: `${literal} is not a public address` };
     } else {
       const timestamp = Math.floor(Date.now() / 1000);
-      outcome = await post(url, row.payload, {
-        'webhook-id': row.event_id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(row.secret, row.event_id, timestamp, row.payload),
-      });
+      const signature = signatures(row, timestamp);
+      outcome = 'error' in signature
+        ? { status: null, error: signature.error }
+        : await post(eventSettings, url, row.payload, {
+            'webhook-id': row.event_id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signature.header,
+          });
     }
   }
   const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;

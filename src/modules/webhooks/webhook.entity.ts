@@ -8,7 +8,7 @@ import { TenantRecord } from '../../db/tenant-record';
 @Unique({ name: 'webhook_endpoints_community_id_id_unique', properties: ['communityId', 'id'] })
 @Index({ name: 'webhook_endpoints_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })
 export class WebhookEndpoint extends TenantRecord {
-  [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'enabled' | 'disabledReason' | 'failingSince' | 'description';
+  [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'enabled' | 'disabledReason' | 'failingSince' | 'description' | 'previousSecret' | 'previousSecretUntil';
 
   @Field({ description: 'http(s) address the events are POSTed to.' })
   @Property({ type: 'text' })
@@ -22,8 +22,16 @@ export class WebhookEndpoint extends TenantRecord {
   @Property({ length: 1024, nullable: true })
   description?: string | null;
 
+  /** Sealed (`enc1:...`, webhook-secrets.ts); never a plaintext secret. */
   @Property({ type: 'text', hidden: true })
   secret!: string;
+
+  /** After a rotation: the former secret, sealed, which also signs until `previousSecretUntil`. */
+  @Property({ type: 'text', hidden: true, nullable: true })
+  previousSecret?: string | null;
+
+  @Property({ type: 'timestamptz', length: 3, nullable: true, hidden: true })
+  previousSecretUntil?: Date | null;
 
   @Field()
   @Property({ type: 'boolean' })
@@ -93,6 +101,15 @@ export class CreatedWebhookEndpoint {
 
   @Field(() => String, { nullable: true, description: 'Always null: endpoints have no externalId.' })
   externalId!: null;
+
+  @Field({ description: '`whsec_` + base64 of 24 random bytes; verify signatures with it.' })
+  secret!: string;
+}
+
+@ObjectType({ description: 'A rotated endpoint\'s new signing secret (whsec_...), shown only here. For 24 hours deliveries carry the signatures of both the new and the former secret, new first.' })
+export class RotatedWebhookSecret {
+  @Field(() => ID)
+  id!: string;
 
   @Field({ description: '`whsec_` + base64 of 24 random bytes; verify signatures with it.' })
   secret!: string;

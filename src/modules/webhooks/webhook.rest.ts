@@ -72,6 +72,18 @@ export const webhookRoutes: RouteSpec[] = [
     document: `mutation deleteWebhookEndpoint($ref: WebhookEndpointRef!) { result: deleteWebhookEndpoint(ref: $ref) }`,
   },
   {
+    operationId: 'rotateWebhookSecret',
+    summary: 'Rotate webhook secret (answers the new secret, once; both sign for 24 h)',
+    method: 'POST',
+    path: '/webhook_endpoints/:identifier/rotate_secret',
+    resource: 'webhooks',
+    status: 200,
+    refs: ref,
+    idOnly: true,
+    response: { name: 'ApiWebhookSecretResponse' },
+    document: `mutation rotateWebhookSecret($ref: WebhookEndpointRef!) { result: rotateWebhookSecret(ref: $ref) { id secret } }`,
+  },
+  {
     operationId: 'getWebhookDeliveries',
     summary: 'Get deliveries of a webhook endpoint (every event, its attempts and state)',
     method: 'GET',

@@ -1,23 +1,24 @@
-import { randomBytes } from 'node:crypto';
 import dns from 'node:dns/promises';
+import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { leanFindOne, leanPage } from '../../db/lean';
 import { pageWindow, type Page } from '../../common/pagination';
-import { isId } from '../../common/ids';
+import { isId, newId } from '../../common/ids';
 import { WEBHOOK } from '../../common/rules';
 import { Checks } from '../../common/validate';
-import { notFound } from '../../errors/app-error';
+import { notFound, orNotFound } from '../../errors/app-error';
 import { EVENT_TYPES } from '../events/event-types';
-import { eventSettings } from '../events/settings';
+import { EVENT_SETTINGS } from '../events/settings';
+import type { RuntimeState } from '../../state';
 import { isPublicAddress, literalAddress } from './ssrf';
-import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint } from './webhook.entity';
+import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint, type RotatedWebhookSecret } from './webhook.entity';
+import { LockMode } from '@mikro-orm/core';
+import { transaction } from '../../db/transaction';
+import { newSecret, ROTATION_OVERLAP_MS, sealSecret } from './webhook-secrets';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
 
-/** `whsec_` + base64 of 24 random bytes (Standard Webhooks). */
-export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
-
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
-async function checkUrl(checks: Checks, url: string | null | undefined): Promise<void> {
+async function checkUrl(checks: Checks, url: string | null | undefined, allowPrivateNetworks: boolean): Promise<void> {
   if (url === undefined) return;
   const own = new Checks().string('url', url, WEBHOOK.url);
   if (!own.ok || url === null) return void checks.nest([], own.issues);
@@ -29,7 +30,7 @@ async function checkUrl(checks: Checks, url: string | null | undefined): Promise
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return void checks.add(['url'], 'url must use http or https');
   if (parsed.username || parsed.password) return void checks.add(['url'], 'url must not carry credentials');
-  if (eventSettings.allowPrivateNetworks) return;
+  if (allowPrivateNetworks) return;
   const literal = literalAddress(parsed.hostname);
   const refused = 'url must name a public address (private, loopback and link-local destinations are refused)';
   if (literal !== undefined) {
@@ -54,56 +55,77 @@ function checkEvents(checks: Checks, events: string[] | null | undefined): void 
 }
 
 export class WebhookService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly state: RuntimeState,
+  ) {}
 
   list(communityId: string, args: WebhookEndpointListArgs): Promise<Page<WebhookEndpoint>> {
     return leanPage(this.em, WebhookEndpoint, { communityId }, pageWindow(args));
   }
 
-  async get(communityId: string, id: string, lean = false): Promise<WebhookEndpoint> {
-    const found = !isId(id) ? null : lean
-      ? await leanFindOne(this.em, WebhookEndpoint, { id: id.toLowerCase(), communityId })
-      : await this.em.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId });
-    if (!found) throw notFound('Webhook endpoint');
-    return found;
+  /** For output: a plain row. 404, not 403, for another community's endpoint; a non-UUID id matches nothing. */
+  async read(communityId: string, id: string): Promise<WebhookEndpoint> {
+    return orNotFound(isId(id) && (await leanFindOne(this.em, WebhookEndpoint, { id: id.toLowerCase(), communityId })), 'Webhook endpoint');
+  }
+
+  /** The entity, to change it (no lock). */
+  async find(communityId: string, id: string): Promise<WebhookEndpoint> {
+    return orNotFound(isId(id) && (await this.em.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId })), 'Webhook endpoint');
   }
 
   async create(communityId: string, input: CreateWebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
     const checks = new Checks().string('description', input.description, WEBHOOK.description);
     checkEvents(checks, input.events);
-    await checkUrl(checks, input.url);
+    await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
-    const endpoint = this.em.create(WebhookEndpoint, {
+    const id = newId();
+    const secret = newSecret();
+    this.em.create(WebhookEndpoint, {
+      id,
       communityId,
       url: input.url,
       events: input.events,
       description: input.description ?? null,
-      secret: newSecret(),
+      secret: sealSecret(id, secret),
     });
     await this.em.flush();
-    return { id: endpoint.id, externalId: null, secret: endpoint.secret };
+    return { id, externalId: null, secret };
   }
 
   async update(communityId: string, id: string, input: UpdateWebhookEndpointInput): Promise<WebhookEndpoint> {
     const checks = new Checks().string('description', input.description, WEBHOOK.description).nullable('enabled', input.enabled, WEBHOOK.enabled);
     checkEvents(checks, input.events);
-    await checkUrl(checks, input.url);
+    await checkUrl(checks, input.url, this.state.get(EVENT_SETTINGS).allowPrivateNetworks);
     checks.done(['input']);
-    const endpoint = await this.get(communityId, id);
-    let changed = false;
-    if (input.url != null && input.url !== endpoint.url) [endpoint.url, changed] = [input.url, true];
-    if (input.events != null && input.events.join() !== endpoint.events.join()) [endpoint.events, changed] = [input.events, true];
-    if (input.description !== undefined && input.description !== endpoint.description) [endpoint.description, changed] = [input.description, true];
-    if (input.enabled != null && input.enabled !== endpoint.enabled) {
-      endpoint.enabled = input.enabled;
-      if (input.enabled) [endpoint.disabledReason, endpoint.failingSince] = [null, null];
-      changed = true;
-    }
-    if (changed) {
-      endpoint.modifiedAt = new Date();
-      await this.em.flush();
-    }
+    const endpoint = await this.find(communityId, id);
+    // Enabling a disabled endpoint forgets why the service disabled it.
+    const enabling = input.enabled === true && !endpoint.enabled;
+    // PATCH: absent fields stay (the checks refused null for the non-nullable ones); MikroORM
+    // writes only what changed and then sets modifiedAt.
+    wrap(endpoint).assign({ ...input, ...(enabling ? { disabledReason: null, failingSince: null } : {}) }, { ignoreUndefined: true });
+    await this.em.flush();
     return endpoint;
+  }
+
+  /**
+   * A new secret, shown only in this answer. The former one keeps signing beside it for
+   * ROTATION_OVERLAP_MS (deliveries carry both signatures, new first); a second rotation within
+   * the overlap keeps only the secret it replaces. The row is locked, so concurrent rotations
+   * follow one another.
+   */
+  async rotateSecret(communityId: string, id: string): Promise<RotatedWebhookSecret> {
+    if (!isId(id)) throw notFound('Webhook endpoint');
+    return transaction(this.em, async (tem) => {
+      const endpoint = await tem.findOne(WebhookEndpoint, { id: id.toLowerCase(), communityId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!endpoint) throw notFound('Webhook endpoint');
+      const secret = newSecret();
+      endpoint.previousSecret = endpoint.secret;
+      endpoint.previousSecretUntil = new Date(Date.now() + ROTATION_OVERLAP_MS);
+      endpoint.secret = sealSecret(endpoint.id, secret);
+      endpoint.modifiedAt = new Date();
+      return { id: endpoint.id, secret };
+    });
   }
 
   async remove(communityId: string, id: string): Promise<boolean> {
@@ -114,7 +136,7 @@ export class WebhookService {
 
   async deliveries(communityId: string, id: string, args: WebhookDeliveryListArgs): Promise<Page<WebhookDelivery>> {
     const window = pageWindow(args);
-    const endpoint = await this.get(communityId, id, true);
+    const endpoint = await this.read(communityId, id);
     return leanPage(this.em, WebhookDelivery, { communityId, endpointId: endpoint.id }, window);
   }
 }

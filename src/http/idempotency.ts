@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { DeadlockException } from '@mikro-orm/core';
-import type { Caller } from '../context';
-import { joinTransaction } from '../db/transaction';
+import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
+import type { Answer } from './answer';
+import { secrets } from '../security/secret-box';
 
 /**
  * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
@@ -27,7 +27,7 @@ import { problem, type Problem } from '../errors/problem';
  * savepoint on the common path: every round trip counts, see bench). 401/403/429/5xx are
  * not stored: they depend on the moment, not on the request, and the effects are rolled back.
  *
- * Cost (docs/performance.md, "Safe retries"): a key adds two statements to the request's
+ * Cost (docs/performance.md, "Decisions"): a key adds two statements to the request's
  * transaction, both prepared once per connection; the operation joins the transaction
  * (`joinTransaction`: no savepoint of its own). A deadlock aborts the whole transaction,
  * so it is retried here as a whole, like the operation alone would retry itself.
@@ -39,27 +39,6 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY = /^[\x20-\x7E]{1,255}$/;
 export const STORED_ERRORS = new Set([400, 404, 409, 422]);
 
-/** A complete answer: what the facade sends, and what is stored for a key. */
-export interface Answer {
-  status: number;
-  /** Empty for 204/304. */
-  contentType: string;
-  body: string;
-  headers?: Record<string, string>;
-  /** Status deciding storage when it differs from `status` (GraphQL answers errors with 200). */
-  classifyAs?: number;
-  /** Set on an answer whose effects were rolled back and that was not stored. */
-  discarded?: boolean;
-  /** Set on the 503 of an operation that deadlocked: its transaction can be run again as a whole. */
-  deadlocked?: boolean;
-}
-
-export const jsonAnswer = (status: number, value: unknown, contentType = 'application/json'): Answer => ({
-  status,
-  contentType,
-  body: JSON.stringify(value),
-});
-
 /** The key of a POST, or a 400 problem for a malformed one; undefined without the header. */
 export function idempotencyKeyOf(req: Request): { key?: string; problem?: Problem } {
   const key = req.get(IDEMPOTENCY_HEADER);
@@ -70,9 +49,6 @@ export function idempotencyKeyOf(req: Request): { key?: string; problem?: Proble
   }
   return { key };
 }
-
-/** Keys are per API key: two keys of one community never see each other's answers. */
-export const ownerOf = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
 
 /** Method, path with query, and body: what a repeat must match to be "the same request". */
 export function fingerprintOf(req: Request, body: unknown): string {
@@ -128,18 +104,24 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
 const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
 
-/** Attempts of a keyed request that deadlocked (PostgreSQL aborted the whole transaction; see src/db/transaction.ts). */
-const DEADLOCK_TRIES = 3;
-
 export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
     return problemAnswer(problem(422, detail, [{ pointer: '#/header/Idempotency-Key', detail }]));
   };
+  // Stored answers are sealed (docs/security.md): some carry a secret shown once (a webhook
+  // endpoint's, a rotated one, an operator's new API key), and none belongs in the database in clear.
+  const box = secrets();
+  const sealedFor = `idempotency_keys:${owner}:${key}`;
   const replay = (stored: Stored): Answer =>
     stored.fingerprint !== fingerprint
       ? reused()
-      : { status: stored.status, contentType: stored.content_type, body: stored.body, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' } };
+      : {
+          status: stored.status,
+          contentType: stored.content_type,
+          body: box.isSealed(stored.body) ? box.open(stored.body, sealedFor) : stored.body,
+          headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' },
+        };
   const busy = () => problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later'));
   let raced = false;
   const attempt = () =>
@@ -152,7 +134,7 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       if (answer.deadlocked) throw new Deadlocked(answer);
       const status = answer.classifyAs ?? answer.status;
       // The answer's own headers (e.g. Location) are part of it; Retry-After and the like never are (5xx is not stored).
-      const row = [owner, key, fingerprint, answer.status, answer.contentType, answer.body, JSON.stringify(answer.headers ?? {})];
+      const row = [owner, key, fingerprint, answer.status, answer.contentType, box.seal(answer.body, sealedFor), JSON.stringify(answer.headers ?? {})];
       if (status >= 300) {
         // An error answer keeps no effects: store it on another connection while this
         // transaction still holds the key (no other request can slip in), then roll back.
@@ -166,14 +148,11 @@ export async function runIdempotent({ em, pool, owner, key, fingerprint, run, pr
       return answer;
     });
   try {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        if (!(err instanceof DeadlockException || err instanceof Deadlocked)) throw err;
-        if (tries >= DEADLOCK_TRIES) throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
-      }
-    }
+    // A keyed request that deadlocked (PostgreSQL aborted the whole transaction) runs again
+    // under the one retry policy (src/db/transaction.ts); the last deadlocked answer is sent, not stored.
+    return await retryDeadlocks(attempt, (err) => isDeadlock(err) || err instanceof Deadlocked).catch((err) => {
+      throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
+    });
   } catch (err) {
     if (!(err instanceof Discard)) throw err;
     if (!raced) return err.answer;

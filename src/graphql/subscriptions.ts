@@ -6,14 +6,15 @@ import { CloseCode, type SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Gate, GateOutcome } from '../../auth/gate';
-import { createContext } from '../../context';
-import { KEY_REVOKED, keyEvents } from '../../auth/key-cache';
-import { KINDS } from '../../errors/classify';
-import { documentLimitRules, type QueryLimits } from '../../graphql/limits';
-import { nulError } from '../../graphql/nul-check';
-import type { formatError } from '../../graphql/server';
-import type { Logger } from '../../logger';
+import type { Gate, GateOutcome } from '../auth/gate';
+import { createContext } from '../context';
+import { KEY_EVENTS, KEY_REVOKED } from '../auth/key-cache';
+import type { RuntimeState } from '../state';
+import { KINDS } from '../errors/classify';
+import { documentLimitRules, type QueryLimits } from './limits';
+import { nulError } from './nul-check';
+import type { formatError } from './server';
+import type { Logger } from '../logger';
 
 export interface SubscriptionLimits {
   /** The document limits of /graphql over HTTP: the same object, built once in app.ts. */
@@ -29,6 +30,8 @@ export interface SubscriptionLimits {
 export interface SubscriptionDeps {
   schema: GraphQLSchema;
   em: EntityManager;
+  /** The runtime's state: the contexts' (services read it) and the key revocations. */
+  state: RuntimeState;
   gate: Gate;
   logger: Logger;
   limits: SubscriptionLimits;
@@ -136,6 +139,7 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   const revoked = (keyId: string) => {
     for (const [conn, socket] of open) if (conn.keyId === keyId) socket.close(CloseCode.Forbidden, 'The API key has been revoked');
   };
+  const keyEvents = deps.state.get(KEY_EVENTS);
   keyEvents.on(KEY_REVOKED, revoked);
 
   /** `connection_init`: the key is checked (not charged); a refusal closes the socket with the reason. */
@@ -187,7 +191,7 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
       document,
       operationName: payload.operationName,
       variableValues: payload.variables,
-      contextValue: createContext(deps.em, admitted.caller, randomUUID()),
+      contextValue: createContext(deps.em, admitted.caller, randomUUID(), deps.state),
     };
   };
 
