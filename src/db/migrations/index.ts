@@ -1,6 +1,7 @@
 import { Migration20261124000000_baseline } from './Migration20261124000000_baseline';
 import { Migration20261124200000_webhook_secret_sealing } from './Migration20261124200000_webhook_secret_sealing';
 import { Migration20261124210000_api_key_lifecycle } from './Migration20261124210000_api_key_lifecycle';
+import { Migration20261124300000_tenant_keys } from './Migration20261124300000_tenant_keys';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -10,4 +11,5 @@ export const migrationsList = [
   { name: 'Migration20261124000000_baseline', class: Migration20261124000000_baseline },
   { name: 'Migration20261124200000_webhook_secret_sealing', class: Migration20261124200000_webhook_secret_sealing },
   { name: 'Migration20261124210000_api_key_lifecycle', class: Migration20261124210000_api_key_lifecycle },
+  { name: 'Migration20261124300000_tenant_keys', class: Migration20261124300000_tenant_keys },
 ];
