@@ -82,7 +82,7 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
 }
 
 /** utime + stime of `pid` and its children, live and reaped (PostgreSQL: the postmaster and its backends), ms. */
-function treeCpuMs(pid: number): number {
+export function treeCpuMs(pid: number): number {
   let ticks = 0;
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

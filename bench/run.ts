@@ -13,7 +13,8 @@ import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
 import { startServer, type Server } from './proc';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
-import { renderResults, type BenchResults, type NeighbourReport } from './report';
+import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
+import { timeReplicas } from './replicas';
 import { seed } from './seed';
 import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
@@ -91,6 +92,14 @@ async function main() {
   const loadStart = os.loadavg();
   log('building');
   build();
+  if (only?.length === 1 && only[0] === 'replicas') {
+    // The replica section alone (it brings its own primary and standby): RESULTS-replicas.md.
+    const replicas = await replicaSection();
+    const file = path.join(OUT, 'RESULTS-replicas.md');
+    fs.writeFileSync(file, [`Run ${new Date().toISOString()}, commit ${git(['rev-parse', '--short', 'HEAD'])}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}).`, '', ...replicasSection(replicas)].join('\n'));
+    log(`wrote ${path.relative(process.cwd(), file)}`);
+    return;
+  }
   let db: BenchDatabase | undefined;
   const servers: Server[] = [];
   const cleanup = async () => {
@@ -227,6 +236,7 @@ async function main() {
     const safety = !only || only.includes('safety') ? await timeSafety(service.url, key, seeded, settings.safetyReps) : [];
     for (const c of safety) log(`${c.label}: ${c.withLabel} ${c.withMedian.toFixed(2)} ms, ${c.withoutLabel} ${c.withoutMedian.toFixed(2)} ms (${c.ratio.toFixed(2)}x)`);
     memory.serviceAfterSingles = { peakMb: service.memory().peakMb };
+    const replicas = !only || only.includes('replicas') ? await replicaSection() : undefined;
     let neighbour: NeighbourReport | undefined;
     if (!only || only.includes('neighbour')) {
       log(`noisy neighbour: ${settings.neighbourSeconds} s quiet, ${settings.neighbourSeconds} s under attack at concurrency ${settings.neighbourConcurrency}`);
@@ -260,6 +270,7 @@ async function main() {
       neighbour,
       events,
       observability,
+      replicas,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');
@@ -273,6 +284,23 @@ async function main() {
   } finally {
     await cleanup();
   }
+}
+
+/** Reads on a replica against the primary alone, on the service's Node with the production flags (bench/replicas.ts). */
+function replicaSection() {
+  const node = benchNode === 'current' ? process.execPath : node24();
+  return timeReplicas(
+    {
+      rounds: settings.rounds,
+      seconds: settings.seconds,
+      connections: settings.connections,
+      args: [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'],
+      node,
+      outDir: OUT,
+      redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+    },
+    log,
+  );
 }
 
 /** B's latency alone, then while A attacks (bench/neighbour.ts). */

@@ -10,6 +10,8 @@ import { Gate } from './auth/gate';
 import type { Config } from './config';
 import { createContext, enterCaller } from './context';
 import { callerScope } from './db/caller-budget';
+import { READ_ROUTER, withReadScope } from './db/replicas';
+import { readRouting } from './graphql/read-routing';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
@@ -53,6 +55,8 @@ function errorHandler(logger: Logger) {
 
 export async function createApp(deps: AppDeps) {
   const { config, orm, pool, redis, logger, state, metrics, health } = deps;
+  // Read-only requests on replicas (src/db/replicas.ts), when configured.
+  const reads = state.find(READ_ROUTER);
   const schema = buildSchema();
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
@@ -73,7 +77,7 @@ export async function createApp(deps: AppDeps) {
     maxDirectives: config.graphqlMaxDirectives,
     maxTokens: config.graphqlMaxTokens,
   };
-  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits, config.graphqlJit);
+  const apollo = createApollo(schema, logger, config.graphqlSandbox, limits, config.graphqlJit, [readRouting(reads)]);
   await apollo.start();
 
   const app = express();
@@ -90,8 +94,8 @@ export async function createApp(deps: AppDeps) {
     app.use(
       cors({
         origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
-        allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-        exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
+        allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Consistency-Token'],
+        exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed', 'Consistency-Token'],
         methods: ['GET', 'POST', 'PATCH', 'DELETE'],
         maxAge: 600,
       }),
@@ -125,10 +129,11 @@ export async function createApp(deps: AppDeps) {
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
-    // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
+    // After the body is read (stream callbacks would lose the scope): the caller's connection
+    // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
     (req: Request, res: Response, next: NextFunction) => {
       labelRoute(req, res, '/graphql');
-      callerScope.run({}, next);
+      callerScope.run({}, () => (reads ? withReadScope(next) : next()));
     },
     graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {

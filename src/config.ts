@@ -10,6 +10,10 @@ export interface Config {
   embeddedPgPort: number;
   adminToken: string | undefined;
   redisUrl: string | undefined;
+  /** Streaming replicas that serve reads (src/db/replicas.ts); empty: every read on the primary. */
+  databaseReplicaUrls: string[];
+  /** A replica further behind than this gets no reads until it catches up. */
+  replicaMaxLagMs: number;
   publicBaseUrl: string | undefined;
   rateLimitPerHour: number;
   authFailuresPerWindow: number;
@@ -95,6 +99,12 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string 
   return raw;
 }
 
+/** A comma-separated list of URLs (empty entries ignored), each checked like `url`. */
+function urlList(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string[] {
+  const entries = (env[name] ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  return entries.map((entry) => url({ [name]: entry }, name, protocols)!);
+}
+
 /** `*`, or a comma-separated list of origins; unset: no cross-origin access. */
 function corsOrigins(raw: string | undefined): string[] | '*' {
   if (!raw) return [];
@@ -145,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
     adminToken,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    databaseReplicaUrls: urlList(env, 'DATABASE_REPLICA_URLS', ['postgres:', 'postgresql:']),
+    replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 10, 3_600_000),
     publicBaseUrl: publicBaseUrl?.replace(/\/+$/, ''),
     rateLimitPerHour: int(env, 'RATE_LIMIT_PER_HOUR', 1000, 1, 10_000_000),
     authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 300, 1, 1_000_000),

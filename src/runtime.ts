@@ -9,6 +9,7 @@ import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db
 import { openOrm } from './db/orm';
 import { CallerBudget, installCallerBudget } from './db/caller-budget';
 import { installTenancy, prepareTenancy } from './db/tenancy';
+import { READ_ROUTER, ReadRouter } from './db/replicas';
 import { QUEUE_SCHEMA, migrateQueue, startQueue, type JobQueue, type QueueOptions } from './jobs/queue';
 import { schedules, tasks } from './jobs/tasks';
 import { createLogger, type Logger } from './logger';
@@ -55,10 +56,13 @@ export interface RuntimeOptions {
 
 export async function startRuntime(config: Config, databaseUrl: string, opts: RuntimeOptions = {}): Promise<Runtime> {
   const logger = createLogger(config.logLevel);
-  const orm = await openOrm(databaseUrl, config.dbPoolMax, opts.migrate ?? true, {
-    statementMs: config.dbStatementTimeoutMs,
-    lockMs: config.dbLockTimeoutMs,
-  });
+  const orm = await openOrm(
+    databaseUrl,
+    config.dbPoolMax,
+    opts.migrate ?? true,
+    { statementMs: config.dbStatementTimeoutMs, lockMs: config.dbLockTimeoutMs },
+    config.databaseReplicaUrls,
+  );
   secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
@@ -84,6 +88,11 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  // Reads on replicas (src/db/replicas.ts), when DATABASE_REPLICA_URLS names any.
+  const reads = config.databaseReplicaUrls.length
+    ? new ReadRouter(orm, databaseUrl, config.databaseReplicaUrls, { maxLagMs: config.replicaMaxLagMs, poolMax: config.dbPoolMax, logger, redis })
+    : undefined;
+  await reads?.start();
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
   // Row-level security: the service role and its grants, then request work switched to it (src/db/tenancy.ts).
@@ -92,6 +101,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     installTenancy(orm.em);
   } else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
   const state = new RuntimeState();
+  if (reads) state.set(READ_ROUTER, reads);
   const stops: ModuleStop[] = [];
   for (const m of modules) {
     const stop = await m.start?.({ config, databaseUrl, orm, logger, state });
@@ -114,6 +124,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
       await queue?.stop(); // running jobs finish or stop at a checkpoint before the ORM closes
       await close();
       for (const stop of stops) await stop();
+      await reads?.close();
       redis?.disconnect();
       await pool.end();
       await orm.close(true);

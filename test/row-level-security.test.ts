@@ -4,7 +4,13 @@ import { Client } from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { callerScope } from '../src/db/caller-budget';
 import { SERVICE_ROLE } from '../src/db/tenancy';
+import request from 'supertest';
+import { loadConfig } from '../src/config';
+import { startRuntime } from '../src/runtime';
+import { READ_ROUTER } from '../src/db/replicas';
+import { readTransaction } from '../src/db/transaction';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
+import { startReplicated, type Replicated } from './helpers/standby';
 import { tenancySweep } from './helpers/tenancy-sweep';
 
 /** Every table with community_id, as the database lists them (a new one is covered at once). */
@@ -43,7 +49,7 @@ describe('row-level security: the database holds requests to their community on 
 
   it('every tenant table has row-level security enabled and forced, with the tenant policy', async () => {
     const tables = await tenantTables(owner);
-    expect(tables.length).toBeGreaterThanOrEqual(11);
+    expect(tables.length).toBeGreaterThanOrEqual(14);
     const { rows } = await owner.query<{ relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean; qual: string | null }>(
       `select c.relname, c.relrowsecurity, c.relforcerowsecurity, p.qual from pg_class c
          left join pg_policies p on p.tablename = c.relname and p.schemaname = 'public' and p.policyname = 'tenant_isolation'
@@ -124,4 +130,50 @@ describe('row-level security: the database holds requests to their community on 
       for (const c of taken) await knex.client.releaseConnection(c);
     }
   });
+});
+
+describe('row-level security on a read replica', () => {
+  let db: Replicated | undefined;
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it("a read served by the replica carries the caller's community (statements, named statements, read transactions); none without one", async () => {
+    db = await startReplicated('0s');
+    const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN: 'rls-replica-operator-0123456', DATABASE_REPLICA_URLS: db.standbyUrl });
+    const runtime = await startRuntime(config, db.primaryUrl, { migrate: false });
+    try {
+      const http = request(runtime.app);
+      const op = (query: string, variables?: object) => http.post('/graphql').set('authorization', 'Bearer rls-replica-operator-0123456').send({ query, variables });
+      const communities: string[] = [];
+      for (const name of ['A', 'B']) {
+        const id = (await op('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name } })).body.data.createCommunity.id;
+        const key = (await op('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId: id } })).body.data.createApiKey.key;
+        expect((await http.post('/api/v1/groups').set('x-api-key', key).send({ name: `${name} group` })).status).toBe(201);
+        communities.push(id);
+      }
+      const [a] = communities;
+      const reads = runtime.state.get(READ_ROUTER);
+      const em = runtime.orm.em.fork() as unknown as EntityManager;
+      const probe = `select pg_is_in_recovery() as replica, current_user as role, current_setting('app.community_id', true) as community,
+                            (select count(*)::int from groups) as groups, (select count(*)::int from groups where community_id = ?) as own`;
+      type Probe = { replica: boolean; role: string; community: string; groups: number; own: number };
+      // wait until the standby has both groups (read as the owner, outside any request)
+      for (let i = 0; i < 100; i++) {
+        const [row] = await reads.read(undefined, undefined, () => em.execute<Probe[]>(probe, [a]));
+        if (row.replica && row.groups === 2) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const onReplica = <T>(scope: { communityId?: string }, work: () => Promise<T>) => reads.read(undefined, undefined, () => callerScope.run(scope, work));
+      const expectA = (row: Probe) => expect(row).toMatchObject({ replica: true, role: SERVICE_ROLE, community: a, groups: 1, own: 1 });
+      expectA((await onReplica({ communityId: a }, () => em.execute<Probe[]>(probe, [a])))[0]);
+      const { preparedRows } = await import('../src/db/prepared');
+      expectA((await onReplica({ communityId: a }, () => preparedRows<Probe>(em, probe, [a])))[0]);
+      expectA((await onReplica({ communityId: a }, () => readTransaction(em, (tem) => tem.execute<Probe[]>(probe, [a]))))[0]);
+      // a request scope without a community: nothing, on the replica too
+      expect((await onReplica({}, () => em.execute<Probe[]>(probe, [a])))[0]).toMatchObject({ replica: true, groups: 0, own: 0 });
+    } finally {
+      await runtime.close();
+    }
+  }, 120_000);
 });

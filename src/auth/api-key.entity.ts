@@ -1,7 +1,9 @@
-import { Entity, OptionalProps, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, OptionalProps, Index, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { newId } from '../common/ids';
 
 @Entity({ tableName: 'api_keys' })
+// What the composite key of `replacedBy` references (docs/scaling.md).
+@Unique({ name: 'api_keys_community_id_id_unique', properties: ['communityId', 'id'] })
 export class ApiKey {
   [OptionalProps]?: 'createdAt' | 'scopes' | 'expiresAt' | 'lastUsedAt' | 'replacedBy' | 'expiryAnnouncedAt';
 
@@ -36,7 +38,7 @@ export class ApiKey {
   @Property({ type: 'timestamptz', length: 3, nullable: true })
   lastUsedAt?: Date | null;
 
-  /** The key a rotation issued in this one's place. */
+  /** The key a rotation issued in this one's place (a key of the same community: the database refuses another's). */
   @Property({ type: 'uuid', nullable: true })
   replacedBy?: string | null;
 

@@ -98,7 +98,7 @@ export class CallerBudget {
   }
 }
 
-/** Puts `budget` in front of the ORM's pool (see CallerBudget), through the driver-pool adapter. */
+/** Puts `budget` in front of the ORM's pools, the primary's and each read replica's (see CallerBudget), through the driver-pool adapter. */
 export function installCallerBudget(orm: MikroORM, budget: CallerBudget): void {
   const owner = new WeakMap<object, string>();
   interceptPool(orm.em, {

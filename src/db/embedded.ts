@@ -108,7 +108,8 @@ function startServer(bin: Binaries, dir: string, port: number, ids: { uid?: numb
     let log = '';
     const onData = (chunk: Buffer) => {
       log = (log + chunk.toString()).slice(-4000);
-      if (log.includes('database system is ready to accept connections')) {
+      // A standby says "ready to accept read-only connections".
+      if (/database system is ready to accept (read-only )?connections/.test(log)) {
         child.stderr!.off('data', onData);
         child.stderr!.resume(); // keep draining so the server never blocks on a full pipe
         child.off('exit', onExit);

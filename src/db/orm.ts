@@ -13,9 +13,12 @@ export interface DbTimeouts {
 
 export const DEFAULT_TIMEOUTS: DbTimeouts = { statementMs: 30_000, lockMs: 10_000 };
 
-export function ormOptions(databaseUrl: string, poolMax = 10, timeouts: DbTimeouts = DEFAULT_TIMEOUTS): Options {
+export function ormOptions(databaseUrl: string, poolMax = 10, timeouts: DbTimeouts = DEFAULT_TIMEOUTS, replicaUrls: string[] = []): Options {
   return {
     clientUrl: databaseUrl,
+    // MikroORM's read replicas: a knex pool per replica with the options below; which one serves
+    // a read is decided by src/db/replicas.ts (health, lag, the caller's last write).
+    replicas: replicaUrls.map((clientUrl, i) => ({ name: `replica${i}`, clientUrl })),
     entities,
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true, requireEntitiesArray: true },
@@ -28,16 +31,17 @@ export function ormOptions(databaseUrl: string, poolMax = 10, timeouts: DbTimeou
       connection: { connectionTimeoutMillis: 3000, statement_timeout: timeouts.statementMs, lock_timeout: timeouts.lockMs },
     },
     // The rate limiter's table is owned by rate-limiter-flexible's query shape; the job
-    // queue's schema by graphile-worker's own migrations (src/jobs/queue.ts).
-    schemaGenerator: { skipTables: ['rate_limits'], ignoreSchema: ['graphile_worker'] },
+    // queue's schema by graphile-worker's own migrations (src/jobs/queue.ts); the write
+    // positions of read-your-writes by src/db/replicas.ts (no entity: plain statements).
+    schemaGenerator: { skipTables: ['rate_limits', 'caller_wal_positions'], ignoreSchema: ['graphile_worker'] },
     forceUtcTimezone: true,
     debug: false,
     allowGlobalContext: false,
   };
 }
 
-export async function openOrm(databaseUrl: string, poolMax?: number, migrate = true, timeouts?: DbTimeouts): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax, timeouts));
+export async function openOrm(databaseUrl: string, poolMax?: number, migrate = true, timeouts?: DbTimeouts, replicaUrls?: string[]): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax, timeouts, replicaUrls));
   if (migrate) await orm.getMigrator().up();
   return orm;
 }

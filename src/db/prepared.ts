@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
-import { withConnection } from './driver-pool';
+import { withConnection, type OrmConnection } from './driver-pool';
+import { currentReplica, replicaFailed } from './replicas';
 
 /**
  * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
@@ -15,8 +16,9 @@ import { withConnection } from './driver-pool';
  * dearer); knex's query building is skipped too (docs/performance.md, "Decisions").
  *
  * The connection is the ORM's: inside a transaction (`em.getTransactionContext()`) the
- * transaction's own; outside one a connection taken from the ORM's knex client and given
- * back at once, exactly as `em.execute` does. Taking it through the driver-pool adapter
+ * transaction's own; outside one a connection taken from the ORM's knex client (the read
+ * scope's replica's, src/db/replicas.ts, else the primary's; a statement that fails on a
+ * replica runs again on the primary) and given back at once, exactly as `em.execute` does. Taking it through the driver-pool adapter
  * (`withConnection`, src/db/driver-pool.ts) keeps the per-caller connection cap (src/db/caller-budget.ts) and the
  * pool's per-connection `statement_timeout` / `lock_timeout` (start-up options of every
  * connection, src/db/orm.ts). Errors go through MikroORM's exception converter, so they
@@ -55,18 +57,41 @@ export function statementOf(sql: string): Statement {
 
 /** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
 export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
-  const { name, text } = statementOf(sql);
-  const knex = em.getConnection().getKnex();
+  const trx = em.getTransactionContext();
+  // Outside a transaction: the read scope's node (src/db/replicas.ts), the primary by default.
+  const replica = trx ? null : currentReplica();
+  if (replica) {
+    try {
+      return await run<R>(em, sql, values, replica.connection);
+    } catch (err) {
+      if (!replicaFailed(replica, err)) throw em.getDriver().convertException(err as Error);
+      // once more, on the primary
+    }
+  }
   try {
-    return await withConnection(em, async (connection) => {
-      knex.emit('query', { sql: text, bindings: values, name });
-      const res = await connection.query<R>({ name, text, values });
-      return { rows: res.rows, rowCount: res.rowCount ?? 0 };
-    });
+    return await run<R>(em, sql, values);
   } catch (err) {
-    knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
     throw em.getDriver().convertException(err as Error);
   }
+}
+
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], from?: OrmConnection) {
+  const { name, text } = statementOf(sql);
+  const knex = em.getConnection('write').getKnex();
+  return withConnection(
+    em,
+    async (connection) => {
+      knex.emit('query', { sql: text, bindings: values, name });
+      try {
+        const res = await connection.query<R>({ name, text, values });
+        return { rows: res.rows, rowCount: res.rowCount ?? 0 };
+      } catch (err) {
+        knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
+        throw err;
+      }
+    },
+    from,
+  );
 }
 
 /** The rows of `prepared`, for reads. */

@@ -145,8 +145,8 @@ function guard(connection: PgConnection): void {
   }
 }
 
-/** Puts the tenancy guard on every connection the ORM's pool hands out. */
-export function installTenancy(em: Pick<EntityManager, 'getConnection'>): void {
+/** Puts the tenancy guard on every connection the ORM's pools hand out (the primary's and each read replica's). */
+export function installTenancy(em: Pick<EntityManager, 'getDriver'>): void {
   interceptPool(em, {
     async acquire(take) {
       const connection = await take();

@@ -1,5 +1,6 @@
 import { DeadlockException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { currentReplica, inReplicaTransaction, replicaFailed } from './replicas';
 
 /**
  * The one way a service opens a transaction: `transaction(em, (tem) => ...)`.
@@ -35,6 +36,24 @@ export async function transaction<T>(em: EntityManager, work: (tem: EntityManage
   const result = await work(em);
   await em.flush();
   return result;
+}
+
+/**
+ * A read-only transaction: on the read scope's replica when the request reads from one
+ * (src/db/replicas.ts), else on the primary, joining a transaction already open. It goes
+ * through `transaction` like every other one, so whatever a transaction starts with runs on
+ * the replica too; only the connection it is opened on differs.
+ */
+export async function readTransaction<T>(em: EntityManager, work: (tem: EntityManager) => Promise<T>): Promise<T> {
+  const replica = em.getTransactionContext() ? null : currentReplica();
+  if (!replica) return transaction(em, work);
+  try {
+    return await inReplicaTransaction(() => transaction(em, work));
+  } catch (err) {
+    if (!replicaFailed(replica, err)) throw err;
+    // a read changes nothing: once more, on the primary
+    return transaction(em, work);
+  }
 }
 
 /**

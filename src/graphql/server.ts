@@ -75,8 +75,16 @@ const noteOperation: ApolloServerPlugin<Context> = {
   },
 };
 
-export function createApollo(schema: GraphQLSchema, logger: Logger, sandbox: boolean, limits: QueryLimits, jit = true): ApolloServer<Context> {
+export function createApollo(
+  schema: GraphQLSchema,
+  logger: Logger,
+  sandbox: boolean,
+  limits: QueryLimits,
+  jit = true,
+  extra: ApolloServerPlugin<Context>[] = [],
+): ApolloServer<Context> {
   const plugins: ApolloServerPlugin<Context>[] = [
+    ...extra,
     noteOperation,
     refuseNul,
     unavailableAs503,

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register, Registry } from 'prom-client';
 import type { Pool } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
@@ -124,9 +124,10 @@ export class Metrics {
     this.liveSubscriptions = count;
   }
 
+  /** This runtime's metrics, the process's, and prom-client's default registry (the read routing's, src/db/replica-metrics.ts). */
   async text(): Promise<string> {
-    const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
-    return `${own}\n${proc}`;
+    const [own, proc, shared] = await Promise.all([this.registry.metrics(), processMetrics().metrics(), register.metrics()]);
+    return [own, proc, shared].filter((t) => t.trim()).join('\n');
   }
 
   readonly contentType = this.registry.contentType;

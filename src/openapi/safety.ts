@@ -7,7 +7,8 @@ import { ref } from './ref';
 /**
  * What the document says about safe retries and conditional requests (src/http/idempotency.ts,
  * src/rest/conditional.ts): the request headers and `modifiedSince`, the ETag and
- * Idempotent-Replayed answers, and the 304, 409, 412 and 422 statuses.
+ * Idempotent-Replayed answers, the Consistency-Token of reads on replicas (src/db/replicas.ts), and
+ * the 304, 409, 412 and 422 statuses.
  */
 export const safetyParameters = {
   [IDEMPOTENCY_HEADER]: {
@@ -36,6 +37,15 @@ export const safetyParameters = {
       'Checked and written in one transaction.',
     schema: { type: 'string' },
   },
+  'Consistency-Token': {
+    name: 'Consistency-Token',
+    in: 'header',
+    required: false,
+    description:
+      'The Consistency-Token of an earlier write (by any key): the answer includes that write or anything newer. ' +
+      'Without it a key still reads its own writes; the token carries a write to another client. Anything else is a 400.',
+    schema: { type: 'string', pattern: '^[0-9A-Fa-f]{16}$' },
+  },
   modifiedSince: {
     name: 'modifiedSince',
     in: 'query',
@@ -46,6 +56,13 @@ export const safetyParameters = {
 };
 
 export const safetyHeaders = {
+  'Consistency-Token': {
+    description:
+      'With read replicas configured: an opaque token for this write. A read that sends it back as the Consistency-Token ' +
+      'request header sees this write or anything newer.',
+    required: false,
+    schema: { type: 'string' },
+  },
   ETag: { description: 'The record\'s version as a strong entity tag; send it in If-None-Match or If-Match.', required: true, schema: { type: 'string' } },
   [REPLAYED_HEADER]: {
     description: 'true on an answer replayed for a repeated Idempotency-Key.',
@@ -65,6 +82,7 @@ export function safetyParameterRefs(route: CompiledRoute, schema: GraphQLSchema)
   if (hasEtag(schema, route)) out.push(ref('parameters', 'If-None-Match'));
   if (takesIfMatch(route)) out.push(ref('parameters', 'If-Match'));
   if (takesModifiedSince(route)) out.push(ref('parameters', 'modifiedSince'));
+  if (route.method === 'GET') out.push(ref('parameters', 'Consistency-Token'));
   return out;
 }
 
@@ -81,6 +99,7 @@ export function safetySuccess(route: CompiledRoute, schema: GraphQLSchema, heade
   const extraHeaders: Record<string, unknown> = {};
   const responses: Record<string, unknown> = {};
   if (route.method === 'POST') extraHeaders[REPLAYED_HEADER] = ref('headers', REPLAYED_HEADER);
+  if (route.method !== 'GET') extraHeaders['Consistency-Token'] = ref('headers', 'Consistency-Token');
   if (hasEtag(schema, route)) {
     extraHeaders.ETag = ref('headers', 'ETag');
     responses[304] = { description: 'Not modified: If-None-Match names the current version; no body.', headers: { ...headers, ETag: ref('headers', 'ETag') } };

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { callerKey, createContext, enterCaller, type Caller } from '../context';
 import { callerScope } from '../db/caller-budget';
+import { parseToken, READ_ROUTER } from '../db/replicas';
 import { classify } from '../errors/classify';
 import { internalProblem, problem, problemBody, sendClassified, sendProblem, type Problem } from '../errors/problem';
 import type { Logger } from '../logger';
@@ -29,7 +30,7 @@ export interface FacadeDeps {
   em: EntityManager;
   /** For Idempotency-Key error answers (src/http/idempotency.ts). */
   pool: Pool;
-  /** The runtime's state, given to every request context. */
+  /** The runtime's state, given to every request context; its READ_ROUTER sends GETs to replicas (src/db/replicas.ts), when configured. */
   state: RuntimeState;
   logger: Logger;
   publicBaseUrl: string | undefined;
@@ -130,6 +131,8 @@ function requireScope(route: RouteSpec) {
 
 export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
   const router = express.Router();
+  // Read-only requests on replicas, with read-your-writes (src/db/replicas.ts): set by startRuntime when configured.
+  const reads = deps.state.find(READ_ROUTER);
   for (const route of compileRoutes(deps.schema, specs)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     // Only routes that take a body read one: a body sent with a GET is ignored, not parsed.
@@ -224,23 +227,60 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
 
     const handle = async (req: Request, res: Response) => {
       let result: Answer;
+      const caller = callerKey(res.locals.caller as Caller);
       try {
+        if (route.method === 'GET') {
+          result = await read(req, res, caller);
+          return send(res, result);
+        }
         const idempotency = route.method === 'POST' ? idempotencyKeyOf(req) : {};
         if (idempotency.problem) result = problemAnswer(res)(idempotency.problem);
         else if (idempotency.key) {
           result = await runIdempotent({
             em: deps.em,
             pool: deps.pool,
-            owner: callerKey(res.locals.caller as Caller),
+            owner: caller,
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
             run: (em) => answer(req, res, em),
             problemAnswer: problemAnswer(res),
           });
         } else result = await answer(req, res, deps.em);
+        if (reads && result.status < 400) result = await withToken(result, caller);
       } catch (err) {
         return sendClassified(res, err, () => deps.logger.error({ requestId: res.locals.requestId, err }, 'request failed'));
       }
+      send(res, result);
+    };
+
+    /**
+     * A GET: on a replica that has the caller's last write and the position of the
+     * `Consistency-Token` it sent, else on the primary; answered again by the primary when the
+     * replica failed (docs/architecture.md, "Reads on replicas").
+     */
+    const read = async (req: Request, res: Response, caller: string): Promise<Answer> => {
+      const token = parseToken(req.get('consistency-token'));
+      if (token === null) {
+        const detail = 'Consistency-Token must be a token from a Consistency-Token response header (16 hexadecimal digits)';
+        return problemAnswer(res)(problem(400, detail, [{ pointer: '#/header/Consistency-Token', detail }]));
+      }
+      if (!reads) return answer(req, res, deps.em);
+      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500);
+    };
+
+    /** A successful write's answer with the write's position (read-your-writes, on every instance). */
+    const withToken = async (result: Answer, caller: string): Promise<Answer> => {
+      try {
+        return { ...result, headers: { ...result.headers, 'Consistency-Token': await reads!.recordWrite(caller) } };
+      } catch (err) {
+        // The write is committed: its answer stands. The caller's reads fall back to the primary
+        // while its position is unknown (the store that failed fails their lookups too).
+        deps.logger.warn({ err: (err as Error).message }, 'write position not recorded');
+        return result;
+      }
+    };
+
+    const send = (res: Response, result: Answer) => {
       res.status(result.status);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.contentType) res.type(result.contentType).send(result.body);

@@ -42,7 +42,13 @@ export class Migration20261124400000_row_level_security extends Migration {
       alter table webhook_deliveries enable row level security, force row level security;
       create policy tenant_isolation on webhook_deliveries using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));
       alter table webhook_endpoints enable row level security, force row level security;
-      create policy tenant_isolation on webhook_endpoints using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));`);
+      create policy tenant_isolation on webhook_endpoints using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));
+      alter table member_field_values enable row level security, force row level security;
+      create policy tenant_isolation on member_field_values using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));
+      alter table notification_recipients enable row level security, force row level security;
+      create policy tenant_isolation on notification_recipients using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));
+      alter table notification_deliveries enable row level security, force row level security;
+      create policy tenant_isolation on notification_deliveries using (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid)) with check (community_id = (select nullif(current_setting('app.community_id', true), '')::uuid));`);
   }
 
   override async down(): Promise<void> {
@@ -69,6 +75,12 @@ export class Migration20261124400000_row_level_security extends Migration {
       drop policy tenant_isolation on webhook_deliveries;
       alter table webhook_deliveries no force row level security, disable row level security;
       drop policy tenant_isolation on webhook_endpoints;
-      alter table webhook_endpoints no force row level security, disable row level security;`);
+      alter table webhook_endpoints no force row level security, disable row level security;
+      drop policy tenant_isolation on member_field_values;
+      alter table member_field_values no force row level security, disable row level security;
+      drop policy tenant_isolation on notification_recipients;
+      alter table notification_recipients no force row level security, disable row level security;
+      drop policy tenant_isolation on notification_deliveries;
+      alter table notification_deliveries no force row level security, disable row level security;`);
   }
 }

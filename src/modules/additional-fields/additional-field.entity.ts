@@ -1,4 +1,4 @@
-import { Entity, Enum, OptionalProps, Property } from '@mikro-orm/core';
+import { Entity, Enum, OptionalProps, Property, Unique } from '@mikro-orm/core';
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
@@ -25,6 +25,8 @@ export class Icon {
 
 @ObjectType({ description: 'An extra field of a community; members carry values for it.', simpleResolvers: true })
 @Entity({ tableName: 'additional_fields' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'additional_fields_community_id_id_unique', properties: ['communityId', 'id'] })
 export class AdditionalField extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'isEditableByMember' | 'isMandatoryForMember' | 'isVisibleInApp';
 

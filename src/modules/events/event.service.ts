@@ -8,6 +8,7 @@ import type { Event, EventPage } from './event.entity';
 import { EVENT_TYPES, eventData, visibleTypes } from './event-types';
 import { DEFAULT_EVENT_SETTINGS, EVENT_SETTINGS, type EventSettings } from './settings';
 import type { RuntimeState } from '../../state';
+import { currentReplica, onPrimary } from '../../db/replicas';
 
 export interface EventRow {
   id: string;
@@ -89,6 +90,9 @@ export class EventService {
             [place.seq, communityId, place.position],
           )
         : [];
+      // A replica that has not replayed the `after` event yet: the primary answers (the feed
+      // never skips, and never refuses a cursor another node handed out).
+      if (!found?.committed_at && currentReplica()) return onPrimary(() => this.feed(communityId, scopes, args));
       if (!found?.committed_at) {
         const time = idTime(args.after);
         // purged: older than anything kept (or an id of the first outbox, made before retention)

@@ -10,6 +10,8 @@ registerEnumType(GroupState, { name: 'GroupState', description: 'ORIGINAL on cre
 
 @ObjectType({ description: 'A named group of a community, with an ordered list of memberships.', simpleResolvers: true })
 @Entity({ tableName: 'groups' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'groups_community_id_id_unique', properties: ['communityId', 'id'] })
 @Unique({ name: 'groups_community_external_id_unique', properties: ['communityId', 'externalId'] })
 @Index({ name: 'groups_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })
 export class Group extends TenantRecord {

@@ -43,12 +43,13 @@ export async function writeValues(em: EntityManager, memberId: string, entries: 
   let changed = 0;
   if (set.length) {
     const rows = await em.execute(
-      `insert into member_field_values (member_id, field_id, value)
-       select ?, v.id, v.value from jsonb_to_recordset(?::jsonb) as v(id uuid, value text)
+      // community_id: the member's (the composite keys refuse a field of another community).
+      `insert into member_field_values (community_id, member_id, field_id, value)
+       select m.community_id, m.id, v.id, v.value from members m, jsonb_to_recordset(?::jsonb) as v(id uuid, value text) where m.id = ?
        on conflict (member_id, field_id) do update set value = excluded.value
          where member_field_values.value is distinct from excluded.value
        returning field_id`,
-      [memberId, JSON.stringify(set)],
+      [JSON.stringify(set), memberId],
     );
     changed += rows.length;
   }

@@ -1,9 +1,11 @@
-import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, ObjectType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
 @ObjectType({ description: 'A member of a community.', simpleResolvers: true })
 @Entity({ tableName: 'members' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'members_community_id_id_unique', properties: ['communityId', 'id'] })
 export class Member extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt';
 
@@ -30,6 +32,10 @@ export class Member extends TenantRecord {
 export class MemberFieldValue {
   @PrimaryKey({ type: 'uuid' })
   memberId!: string;
+
+  /** The member's community (composite keys: src/db/migrations/Migration20261124300000_tenant_keys.ts). */
+  @Property({ type: 'uuid' })
+  communityId!: string;
 
   @Field(() => ID, { name: 'id', description: 'The id of the additional field.' })
   @PrimaryKey({ type: 'uuid' })

@@ -81,7 +81,7 @@ export class MemberService {
       const values = items.flatMap((item, i) =>
         (item.additionalFields ?? [])
           .filter((e) => e.value != null)
-          .map((e) => ({ memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value! })),
+          .map((e) => ({ communityId, memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value! })),
       );
       if (values.length) await em.insertMany(MemberFieldValue, values);
       return members;

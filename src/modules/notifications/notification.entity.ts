@@ -15,6 +15,8 @@ registerEnumType(NotificationStatus, {
 
 @ObjectType({ description: 'A message to chosen members of the community, sent now or at sendAt.', simpleResolvers: true })
 @Entity({ tableName: 'notifications' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'notifications_community_id_id_unique', properties: ['communityId', 'id'] })
 export class Notification extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'status';
 
@@ -53,17 +55,24 @@ export class NotificationRecipient {
   @PrimaryKey({ type: 'uuid' })
   notificationId!: string;
 
+  /** The notification's community (composite keys: src/db/migrations/Migration20261124300000_tenant_keys.ts). */
+  @Property({ type: 'uuid' })
+  communityId!: string;
+
   @PrimaryKey({ type: 'uuid' })
   memberId!: string;
 }
 
 @ObjectType({ description: 'The record that a notification was sent to one member (one per recipient, exactly once).', simpleResolvers: true })
 @Entity({ tableName: 'notification_deliveries' })
-@Unique({ name: 'notification_deliveries_notification_member_unique', properties: ['notificationId', 'memberId'] })
+@Unique({ name: 'notification_deliveries_notification_member_unique', properties: ['communityId', 'notificationId', 'memberId'] })
 export class NotificationDelivery {
   @Field(() => ID)
   @PrimaryKey({ type: 'uuid' })
   id: string = newId();
+
+  @Property({ type: 'uuid' })
+  communityId!: string;
 
   @Field(() => ID)
   @Property({ type: 'uuid' })

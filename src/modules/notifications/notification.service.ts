@@ -35,10 +35,10 @@ export async function deliverNotification(em: EntityManager, notificationId: str
   // Recipients only ever shrink (a member deleted), so the count read first covers them.
   const [{ n }] = await em.execute<{ n: string }[]>('select count(*) as n from notification_recipients where notification_id = ?', [notificationId]);
   await em.execute(
-    `insert into notification_deliveries (id, notification_id, member_id, delivered_at)
-     select (?::uuid[])[row_number() over (order by r.member_id)], r.notification_id, r.member_id, ?
+    `insert into notification_deliveries (id, community_id, notification_id, member_id, delivered_at)
+     select (?::uuid[])[row_number() over (order by r.member_id)], r.community_id, r.notification_id, r.member_id, ?
        from notification_recipients r where r.notification_id = ?
-     on conflict (notification_id, member_id) do nothing`,
+     on conflict (community_id, notification_id, member_id) do nothing`,
     [arrayOf(orderedIds(Number(n))), at, notificationId],
   );
   // Recipients deleted since creation received nothing: the count says who did.
@@ -95,9 +95,9 @@ export class NotificationService {
       });
       await tx.flush();
       await tx.execute(
-        `insert into notification_recipients (notification_id, member_id)
-         select ?, unnest(?::uuid[])`,
-        [notification.id, arrayOf(memberIds)],
+        `insert into notification_recipients (community_id, notification_id, member_id)
+         select ?, ?, unnest(?::uuid[])`,
+        [notification.communityId, notification.id, arrayOf(memberIds)],
       );
       if (dueLater) {
         await enqueue(tx, SEND_NOTIFICATION, { notificationId: notification.id }, { runAt: dueLater, jobKey: jobKeyOf(notification.id) });

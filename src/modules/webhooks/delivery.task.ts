@@ -60,7 +60,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
            join event_commits c on c.position = ? and (?::uuid is null or c.community_id = ?::uuid)
            join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = p.seq
           order by p.id
-         on conflict (endpoint_id, event_id) do nothing
+         on conflict (community_id, endpoint_id, event_id) do nothing
          returning id)
        select ${QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', id, '_trace', ?::json), max_attempts => 25) from ins`,
       [

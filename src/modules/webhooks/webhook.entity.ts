@@ -1,9 +1,11 @@
-import { Entity, Enum, Index, OptionalProps, Property } from '@mikro-orm/core';
+import { Entity, Enum, Index, OptionalProps, Property, Unique } from '@mikro-orm/core';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { TenantRecord } from '../../db/tenant-record';
 
 @ObjectType({ description: 'Where events are POSTed, signed per Standard Webhooks. The secret is shown only at creation.', simpleResolvers: true })
 @Entity({ tableName: 'webhook_endpoints' })
+// What the composite tenant keys of its children reference (docs/scaling.md).
+@Unique({ name: 'webhook_endpoints_community_id_id_unique', properties: ['communityId', 'id'] })
 @Index({ name: 'webhook_endpoints_community_created_idx', properties: ['communityId', 'createdAt', 'id'] })
 export class WebhookEndpoint extends TenantRecord {
   [OptionalProps]?: 'createdAt' | 'modifiedAt' | 'enabled' | 'disabledReason' | 'failingSince' | 'description' | 'previousSecret' | 'previousSecretUntil';
