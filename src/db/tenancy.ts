@@ -8,27 +8,30 @@ import { interceptPool, type DriverConnection } from './driver-pool';
 /**
  * The database's own tenancy layer (docs/security.md, "Row-level security"): every tenant
  * table has a policy `community_id = app.community_id` (Migration20261124400000), enforced on
- * everyone but a role with BYPASSRLS. The service's pool logs in as the owner (migrations,
- * graphile-worker, cross-community jobs); request work is switched to SERVICE_ROLE, which owns
- * nothing and lacks BYPASSRLS, with the caller's community, by this file:
+ * everyone but a role with BYPASSRLS. The service logs in as the owner (migrations,
+ * graphile-worker's own pool, the gate's pool), but every connection of the ORM's pools is
+ * switched to SERVICE_ROLE, which owns nothing and lacks BYPASSRLS, as soon as it is first
+ * handed out (`set role`, once per connection): by default a statement reads no tenant row.
+ * Then, per statement, in the same round trip:
  *
- * - A transaction opened inside a request scope (callerScope, src/db/caller-budget.ts)
- *   starts with `select set_config('role', SERVICE_ROLE, true), set_config('app.community_id',
- *   <community>, true)`, folded into the same round trip as its BEGIN.
- * - A statement outside a transaction in a request scope runs in one implicit transaction with
- *   the same setting in front of it: one multi-statement simple query (`select set_config(...);
- *   execute <statement>(<literals>)`; statements with parameters are prepared per connection
- *   with SQL PREPARE), so it costs no extra round trip.
- * - Both are transaction-local: a connection given back to the pool carries neither the role
- *   nor the community.
- * - A request scope without a community (before the caller is known) runs as SERVICE_ROLE with
- *   no community: it reads no tenant row and can write none (fails closed). The operator's
- *   requests, which span communities, run under `bypass` (logged once per request).
- * - Outside any request scope (job tasks, module start hooks, the admin CLI, migrations) the
- *   owner's rights apply: that work spans communities by design (docs/security.md lists it).
+ * - Inside a request scope (callerScope, src/db/caller-budget.ts) with a community: the
+ *   transaction's BEGIN is sent as `BEGIN; select set_config('app.community_id', <community>,
+ *   true)`; a statement outside a transaction runs in one implicit transaction with that setting
+ *   in front of it: one multi-statement simple query (`select set_config(...); execute
+ *   <statement>(<literals>)`; statements with parameters are prepared per connection with SQL
+ *   PREPARE).
+ * - A request scope without a community (before the caller is known) adds nothing: the
+ *   service role with no community reads no tenant row and can write none (fails closed).
+ * - Work that spans communities, the operator's requests (`bypass`, logged once per request) and
+ *   work outside any request scope (job tasks, module start hooks, the admin CLI), gets
+ *   `set_config('role', 'none', true)` the same way: the owner's rights, for that transaction or
+ *   statement only.
+ * - Every setting is transaction-local: a connection given back to the pool carries no
+ *   community and is the service role again.
  *
- * The hook sits on the pool through the driver-pool adapter, so every connection the ORM hands
- * out (transactions, named statements, MikroORM's own queries) goes through it.
+ * The hook sits on the pools through the driver-pool adapter, so every connection the ORM hands
+ * out (the primary's and each read replica's: transactions, named statements, MikroORM's own
+ * queries) goes through it.
  */
 /** pg's own conversion of a parameter to its text form (what it sends for `$n`), for the literals of EXECUTE. */
 const { prepareValue } = createRequire(__filename)('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
@@ -48,9 +51,11 @@ function modeNow(): Mode {
   return { owner: false, community };
 }
 
-/** The statement that makes the rest of the transaction the tenant's (the community is a checked UUID or ''). */
-export const tenantSetting = (community: string): string =>
-  `select set_config('role', '${SERVICE_ROLE}', true), set_config('app.community_id', '${community}', true)`;
+/** The statement that makes the rest of the transaction the tenant's (a checked UUID), or the owner's; none when the community is unknown. */
+function settingOf(mode: Mode): string | null {
+  if (mode.owner) return "select set_config('role', 'none', true)";
+  return mode.community ? `select set_config('app.community_id', '${mode.community}', true)` : null;
+}
 
 type Callback = (err: Error | null, result?: unknown) => void;
 interface QueryConfig {
@@ -84,15 +89,22 @@ function literal(connection: PgConnection, value: unknown): string {
 }
 
 const last = (result: unknown): unknown => (Array.isArray(result) ? result[result.length - 1] : result);
+/** The statement's own result(s), after the setting's: one, or several for a multi-statement text. */
+const afterSetting = (result: unknown): unknown => (Array.isArray(result) ? (result.length === 2 ? result[1] : result.slice(1)) : result);
 const first = (result: unknown): unknown => (Array.isArray(result) ? result[0] : result);
 
 const guarded = new WeakSet<object>();
+/** Connections whose session is the service role (`set role` done). */
+const switched = new WeakSet<object>();
+/** Each guarded connection's own `query`. */
+const originals = new WeakMap<object, Query>();
 
 /** Wraps one driver connection's `query` (once per connection; see above). */
 function guard(connection: PgConnection): void {
   if (guarded.has(connection)) return;
   guarded.add(connection);
   const query = connection.query.bind(connection) as Query;
+  originals.set(connection, query);
   const preparedHere = new Set<string>();
   let inTransaction = false;
 
@@ -104,31 +116,36 @@ function guard(connection: PgConnection): void {
     const base: QueryConfig = typeof config === 'string' ? { text: config } : (config as QueryConfig);
     const text = base?.text;
     const pass = () => (callback ? query(config, values, callback) : values === undefined ? query(config) : query(config, values));
+    if (!switched.has(connection)) {
+      const err = new Error('tenancy: this connection could not be switched to the service role');
+      if (callback) return void callback(err);
+      return Promise.reject(err);
+    }
     if (typeof text !== 'string') return pass();
-    const mode = modeNow();
+    const setting = settingOf(modeNow());
     if (BEGIN.test(text)) {
       inTransaction = true;
-      if (mode.owner) return pass();
-      return run({ ...base, text: `${text.trim().replace(/;$/, '')}; ${tenantSetting(mode.community)}` }, first, callback);
+      if (!setting) return pass();
+      return run({ ...base, text: `${text.trim().replace(/;$/, '')}; ${setting}` }, first, callback);
     }
     if (END.test(text)) {
       inTransaction = false;
       return pass();
     }
-    if (inTransaction || mode.owner) return pass();
+    if (inTransaction || !setting) return pass();
     if (base.submit) {
-      const err = new Error('tenancy: a streamed statement outside a transaction cannot carry the community');
+      const err = new Error('tenancy: a streamed statement outside a transaction cannot carry its setting');
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
     // A statement on its own: the setting in front of it, in the same implicit transaction.
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
     const { name: _name, values: _values, ...rest } = base;
-    if (!params.length) return run({ ...rest, text: `${tenantSetting(mode.community)}; ${text}` }, last, callback);
+    if (!params.length) return run({ ...rest, text: `${setting}; ${text}` }, afterSetting, callback);
     const name = nameOf(text);
     const prepare = preparedHere.has(name) ? '' : `prepare ${name} as ${text}; `;
     const execute = `execute ${name}(${params.map((v) => literal(connection, v)).join(', ')})`;
-    return run({ ...rest, text: `${tenantSetting(mode.community)}; ${prepare}${execute}` }, last, callback, () => preparedHere.add(name));
+    return run({ ...rest, text: `${setting}; ${prepare}${execute}` }, last, callback, () => preparedHere.add(name));
   }) as Query;
 
   function run(config: QueryConfig, pick: (r: unknown) => unknown, callback?: Callback, done?: () => void) {
@@ -150,7 +167,19 @@ export function installTenancy(em: Pick<EntityManager, 'getDriver'>): void {
   interceptPool(em, {
     async acquire(take) {
       const connection = await take();
-      guard(connection as unknown as PgConnection);
+      const pg = connection as unknown as PgConnection;
+      if (!switched.has(pg)) {
+        // Once per connection, before its first statement: from then on it is the service role
+        // between statements. A failure (e.g. a standby that has not replayed the role yet) must
+        // not keep the connection from going back to the pool: its statements are refused
+        // instead (the guard), and the next take tries again.
+        const query = (guarded.has(pg) ? originals.get(pg)! : pg.query.bind(pg)) as Query;
+        await Promise.resolve(query(`set role ${SERVICE_ROLE}`)).then(
+          () => switched.add(pg),
+          () => undefined,
+        );
+        guard(pg);
+      }
       return connection;
     },
     release: (_connection: DriverConnection, giveBack) => giveBack(),
@@ -185,21 +214,31 @@ export async function prepareTenancy(pool: Pool, queueSchema: string): Promise<v
   }
   const member = (await pool.query<{ member: boolean }>(`select pg_has_role(current_user, '${SERVICE_ROLE}', 'member') as member`)).rows[0].member;
   if (!member) await pool.query(`grant ${SERVICE_ROLE} to current_user`);
-  await pool.query(`
-    grant usage on schema public, ${queueSchema} to ${SERVICE_ROLE};
-    grant select, insert, update, delete on all tables in schema public, ${queueSchema} to ${SERVICE_ROLE};
-    grant usage, select, update on all sequences in schema public, ${queueSchema} to ${SERVICE_ROLE};
-    grant execute on all functions in schema public, ${queueSchema} to ${SERVICE_ROLE};`);
-  // graphile-worker keeps row-level security on its own tables with no policy (only its owner
-  // passes). Requests add and cancel jobs in their own transactions, so these two functions run
-  // with their owner's rights (SECURITY DEFINER, a fixed search_path); the tables stay closed.
-  await pool.query(`do $$ declare f regprocedure; begin
-      for f in select p.oid::regprocedure from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                where n.nspname = '${queueSchema}' and p.proname in ('add_job', 'add_jobs', 'remove_job') and not p.prosecdef loop
-        begin
+  // Instances starting together on one database: one at a time (concurrent GRANTs on the same
+  // objects fail with "tuple concurrently updated").
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select pg_advisory_xact_lock(hashtext('community_api.tenancy'))`);
+    await client.query(`
+      grant usage on schema public, ${queueSchema} to ${SERVICE_ROLE};
+      grant select, insert, update, delete on all tables in schema public, ${queueSchema} to ${SERVICE_ROLE};
+      grant usage, select, update on all sequences in schema public, ${queueSchema} to ${SERVICE_ROLE};
+      grant execute on all functions in schema public, ${queueSchema} to ${SERVICE_ROLE};`);
+    // graphile-worker keeps row-level security on its own tables with no policy (only its owner
+    // passes). Requests add and cancel jobs in their own transactions, so these functions run
+    // with their owner's rights (SECURITY DEFINER, a fixed search_path); the tables stay closed.
+    await client.query(`do $$ declare f regprocedure; begin
+        for f in select p.oid::regprocedure from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                  where n.nspname = '${queueSchema}' and p.proname in ('add_job', 'add_jobs', 'remove_job') and not p.prosecdef loop
           execute format('alter function %s security definer set search_path = pg_catalog, pg_temp', f);
-        exception when others then null; -- another instance did it at the same time
-        end;
-      end loop;
-    end $$`);
+        end loop;
+      end $$`);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
