@@ -22,6 +22,27 @@ export interface LeanExtra {
   select: string;
 }
 
+/**
+ * A further condition of a page (a search filter): `sql` is a boolean expression on the
+ * page's table (alias `t`) with `?` placeholders for `params`, in order. It is part of the
+ * page's one statement, so a page costs one statement whatever the number of filters.
+ */
+export interface LeanFilter {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Facts read in the page's own statement (one round trip), e.g. which asked additional field
+ * ids are the community's: `select` is a list of expressions with `?` placeholders for
+ * `params`, each aliased with a quoted name that no column of the page has (listed in `names`).
+ */
+export interface LeanCheck {
+  select: string;
+  params: unknown[];
+  names: string[];
+}
+
 const VERSIONED = new Set<string>(['groups', 'members', 'group_memberships', 'additional_fields'] satisfies VersionedTable[]);
 
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
@@ -98,12 +119,17 @@ function pageStatement(
   where: Record<string, string>,
   window: PageWindow,
   extra?: LeanExtra,
+  conditions: LeanFilter[] = [],
 ): { sql: string; params: unknown[] } {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity);
   const column = (prop: string) => columnOf(shape, entity, prop);
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const params: unknown[] = Object.values(where);
+  for (const c of conditions) {
+    filters.push(`(${c.sql})`);
+    params.push(...c.params);
+  }
   if (window.modifiedSince) {
     filters.push(`${column('modifiedAt')} >= ?`);
     params.push(window.modifiedSince);
@@ -121,10 +147,38 @@ export async function leanPage<T extends object>(
   where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
   extra?: LeanExtra,
+  filters: LeanFilter[] = [],
 ): Promise<Page<T>> {
-  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra);
+  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra, filters);
   const rows = await preparedRows(em, sql, params);
   return toPage(rows as T[], window.limit, window.skip);
+}
+
+/**
+ * `leanPage` plus the facts of `check`, read in the same statement (one round trip): the
+ * check's one row is left-joined to the page (an empty page gives one row of nulls), like
+ * `leanChildPage` joins its parent. The caller judges the facts before it uses the page.
+ */
+export async function leanCheckedPage<T extends object, C extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: Partial<Record<keyof T & string, string>>,
+  window: PageWindow,
+  check: LeanCheck,
+  filters: LeanFilter[] = [],
+): Promise<{ page: Page<T>; check: C }> {
+  const page = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, undefined, filters);
+  const sql = `select page.*, checked.* from (select ${check.select}) checked left join (${page.sql}) page on true`;
+  const rows = await preparedRows<Record<string, unknown>>(em, sql, [...check.params, ...page.params]);
+  const first = rows[0] ?? {};
+  const checkKeys = check.names;
+  const facts = Object.fromEntries(checkKeys.map((k) => [k, first[k]])) as C;
+  const results = first.id == null ? [] : rows.map((r) => {
+    const row = { ...r };
+    for (const k of checkKeys) delete row[k];
+    return row;
+  });
+  return { page: toPage(results as T[], window.limit, window.skip), check: facts };
 }
 
 /** The record a child page belongs to (a group's memberships), addressed by its id. */

@@ -10,6 +10,7 @@ import { Migration20261122140000_events } from './Migration20261122140000_events
 import { Migration20261122150000_events_direct } from './Migration20261122150000_events_direct';
 import { Migration20261123000000_events_lean } from './Migration20261123000000_events_lean';
 import { Migration20261123010000_event_snapshots } from './Migration20261123010000_event_snapshots';
+import { Migration20261124100000_search } from './Migration20261124100000_search';
 
 /** Applied in this order at start-up; add new migrations at the end. */
 export const migrationsList = [
@@ -25,4 +26,5 @@ export const migrationsList = [
   { name: 'Migration20261122150000_events_direct', class: Migration20261122150000_events_direct },
   { name: 'Migration20261123000000_events_lean', class: Migration20261123000000_events_lean },
   { name: 'Migration20261123010000_event_snapshots', class: Migration20261123010000_event_snapshots },
+  { name: 'Migration20261124100000_search', class: Migration20261124100000_search },
 ];

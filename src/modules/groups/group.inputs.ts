@@ -1,6 +1,6 @@
-import { Field, InputType } from 'type-graphql';
+import { ArgsType, Field, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { GROUP, Rule } from '../../common/rules';
+import { GROUP, MAX_SEARCH_TEXT, Rule, SEARCH } from '../../common/rules';
 
 @InputType({ description: 'ApiGroupInput for creation.' })
 @Rule({ name: 'ApiGroupInput' })
@@ -55,5 +55,20 @@ export enum GroupSortField {
   modifiedAt = 'modifiedAt',
   name = 'name',
 }
-export const GroupListArgs = sortableArgs('Group', GroupSortField, { modifiedSince: true });
-export type GroupListArgs = InstanceType<typeof GroupListArgs>;
+
+@InputType({ description: 'Finds groups: every given filter must match.' })
+@Rule({ name: 'ApiGroupFilter' })
+export class GroupFilter {
+  @Field(() => String, {
+    nullable: true,
+    description: `1-${MAX_SEARCH_TEXT} characters after trimming: groups whose name or externalId contains the text, case-insensitive; % and _ are plain characters.`,
+  })
+  @Rule({ ...SEARCH.q, example: 'berl' })
+  q?: string | null;
+}
+
+@ArgsType()
+export class GroupListArgs extends sortableArgs('Group', GroupSortField, { modifiedSince: true }) {
+  @Field(() => GroupFilter, { nullable: true, description: 'Only groups matching every given filter.' })
+  filter?: GroupFilter | null;
+}

@@ -8,6 +8,8 @@ import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { GROUP } from '../../common/rules';
 import { Checks, rejectInvalid, under } from '../../common/validate';
+import { containsPattern, searchText } from '../../common/search';
+import type { LeanFilter } from '../../db/lean';
 import { notFound, type FieldIssue } from '../../errors/app-error';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
@@ -30,8 +32,20 @@ const EXTERNAL_ID_TAKEN = {
 export class GroupService {
   constructor(private readonly em: EntityManager) {}
 
+  /** One statement; `filter.q` is a condition of it, served by the trigram indexes on name and external_id. */
   async list(communityId: string, args: GroupListArgs): Promise<Page<Group>> {
-    return leanPage(this.em, Group, { communityId }, pageWindow(args));
+    const window = pageWindow(args);
+    const filters: LeanFilter[] = [];
+    if (args.filter) {
+      const checks = new Checks();
+      const q = searchText(checks, args.filter.q);
+      checks.done(['filter']);
+      if (q !== undefined) {
+        const p = containsPattern(q);
+        filters.push({ sql: 't."name" ilike ? or t."external_id" ilike ?', params: [p, p] });
+      }
+    }
+    return leanPage(this.em, Group, { communityId }, window, undefined, filters);
   }
 
   /** 404, not 403, for another community's group: do not reveal that it exists. */

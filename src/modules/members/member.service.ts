@@ -1,7 +1,7 @@
 import { transaction } from '../../db/transaction';
 import { assertVersion, preconditionFailed, VERSION_COLUMN } from '../../db/version';
 import { DeadlockException, LockMode, wrap } from '@mikro-orm/core';
-import { leanPage } from '../../db/lean';
+import { leanCheckedPage, leanPage, type LeanFilter } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
@@ -12,7 +12,10 @@ import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
 import { insertRecords } from '../../db/write';
-import { bulkSizeIssues, rejectInvalid, under, type Path } from '../../common/validate';
+import { bulkSizeIssues, Checks, rejectInvalid, under, type Path } from '../../common/validate';
+import { containsPattern, searchText } from '../../common/search';
+import { isId } from '../../common/ids';
+import { SEARCH } from '../../common/rules';
 import { anyOf, arrayOf } from '../../db/sql';
 
 /** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
@@ -27,11 +30,71 @@ const DELETE_TRIES = 6;
 /** The member joined a group between reading its groups and locking it: the delete starts again. */
 class GroupsMoved extends Error {}
 
+/**
+ * The conditions of a member list's filter (alias `t` = members), checked first (400 naming
+ * `filter.q`, `filter.emailAddress`, `filter.fields.<i>`); `fieldIds` are the additional field
+ * ids to check against the community.
+ */
+function memberFilters(filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
+  const filters: LeanFilter[] = [];
+  if (!filter) return { filters, fieldIds: [] };
+  const checks = new Checks();
+  const q = searchText(checks, filter.q);
+  checks.string('emailAddress', filter.emailAddress, { ...SEARCH.emailAddress, nullable: true });
+  const fields = filter.fields ?? [];
+  if (SEARCH.fields.maxItems !== undefined && fields.length > SEARCH.fields.maxItems) {
+    checks.add(['fields', SEARCH.fields.maxItems, 'id'], `At most ${SEARCH.fields.maxItems} additional field filters can be combined`);
+  }
+  fields.forEach((f, i) => checks.nest(['fields', i], new Checks().string('value', f.value, SEARCH.fieldValue).issues));
+  rejectInvalid(under(['filter'], checks.issues));
+  if (filter.emailAddress != null) {
+    // members_community_email_unique: (community_id, lower(email_address)).
+    filters.push({ sql: 'lower(t."email_address") = lower(?)', params: [filter.emailAddress] });
+  }
+  if (q !== undefined) {
+    // One trigram GIN index per searched column (pg_trgm serves ILIKE '%...%'); the planner ORs their bitmaps.
+    const p = containsPattern(q);
+    filters.push({
+      sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
+         or t."email_address" ilike ? or t."external_id" ilike ?`,
+      params: [p, p, p, p, p],
+    });
+  }
+  for (const f of fields) {
+    // member_field_values_field_value_idx: (field_id, md5(value)) include (member_id); the value itself decides.
+    filters.push({
+      sql: `t."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ?)`,
+      params: [isId(f.id) ? f.id : null, f.value, f.value],
+    });
+  }
+  return { filters, fieldIds: fields.map((f) => f.id) };
+}
+
 export class MemberService {
   constructor(private readonly em: EntityManager) {}
 
+  /**
+   * One page, in one statement whatever the filters: each filter is a condition of the page
+   * statement (served by the search indexes, docs/performance.md), and the additional field
+   * ids of `field.` filters are checked in that same statement.
+   */
   async list(communityId: string, args: MemberListArgs): Promise<Page<Member>> {
-    return leanPage(this.em, Member, { communityId }, pageWindow(args));
+    const window = pageWindow(args);
+    const { filters, fieldIds } = memberFilters(args.filter);
+    if (!fieldIds.length) return leanPage(this.em, Member, { communityId }, window, undefined, filters);
+    const asked = [...new Set(fieldIds.filter(isId).map((id) => id.toLowerCase()))];
+    const { page, check } = await leanCheckedPage<Member, { knownFieldIds: string[] | null }>(this.em, Member, { communityId }, window, {
+      select: `array(select f.id::text from additional_fields f where f.community_id = ? and f.id = ${anyOf('uuid')}) as "knownFieldIds"`,
+      params: [communityId, arrayOf(asked)],
+      names: ['knownFieldIds'],
+    }, filters);
+    const known = new Set(check.knownFieldIds ?? []);
+    const unknown: FieldIssue[] = [];
+    fieldIds.forEach((id, i) => {
+      if (!known.has(id.toLowerCase())) unknown.push({ path: ['filter', 'fields', i, 'id'], detail: `${id} is not an additional field of this community` });
+    });
+    rejectInvalid(unknown);
+    return page;
   }
 
   /** 404, not 403, for another community's member; a non-UUID id matches nothing. */
