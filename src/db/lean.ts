@@ -112,8 +112,8 @@ function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): 
   return `t."${col}"`;
 }
 
-/** The page's statement: `where` is equality on properties. */
-function pageStatement(
+/** The page's statement: `where` is equality on properties (exported for the search bench's EXPLAIN). */
+export function pageStatement(
   em: EntityManager,
   entity: EntityClass<object>,
   where: Record<string, string>,

@@ -35,7 +35,7 @@ class GroupsMoved extends Error {}
  * `filter.q`, `filter.emailAddress`, `filter.fields.<i>`); `fieldIds` are the additional field
  * ids to check against the community.
  */
-function memberFilters(filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
+export function memberFilters(filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
   const filters: LeanFilter[] = [];
   if (!filter) return { filters, fieldIds: [] };
   const checks = new Checks();
