@@ -30,6 +30,13 @@ export interface LeanExtra {
 export interface LeanFilter {
   sql: string;
   params: unknown[];
+  /**
+   * The matching rows are found through the filter's own indexes first and sorted after:
+   * the page never walks its order index testing rows one by one. For filters whose
+   * selectivity PostgreSQL cannot estimate (trigram `ILIKE`: a fixed guess), with which it
+   * chose that walk for a LIMIT and read a million rows for a text nobody had.
+   */
+  fence?: boolean;
 }
 
 /**
@@ -136,7 +143,11 @@ export function pageStatement(
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const page = `select ${shape.select} from ${shape.table} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
+  // A fence: a subquery with OFFSET is planned on its own (never flattened), without the LIMIT.
+  const rows = conditions.some((c) => c.fence)
+    ? `(select t.*, t.xmin from ${shape.table} where ${filters.join(' and ')} offset 0) t`
+    : `${shape.table} where ${filters.join(' and ')}`;
+  const page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
   // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
   return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: [...params, limit + 1, skip] };
 }

@@ -16,7 +16,10 @@ import { Migration } from '@mikro-orm/migrations';
  *   community. md5 keeps entries small whatever the value's length (2048 characters of UTF-8
  *   can exceed a btree entry's limit); the statement compares the value itself too. It leads
  *   with field_id, so it also serves what the (field_id) index served (the cascade of a field
- *   delete), which it replaces.
+ *   delete), which it replaces. The planner counts md5(value) and
+ *   value as two conditions and so expects few matches: it finds the matching values through
+ *   this index and sorts them, never walking the members in page order (docs/performance.md,
+ *   "Search", has the measurement and why extended statistics were not added).
  */
 export class Migration20261124100000_search extends Migration {
   override async up(): Promise<void> {

@@ -42,7 +42,7 @@ export class GroupService {
       checks.done(['filter']);
       if (q !== undefined) {
         const p = containsPattern(q);
-        filters.push({ sql: 't."name" ilike ? or t."external_id" ilike ?', params: [p, p] });
+        filters.push({ sql: 't."name" ilike ? or t."external_id" ilike ?', params: [p, p], fence: true });
       }
     }
     return leanPage(this.em, Group, { communityId }, window, undefined, filters);

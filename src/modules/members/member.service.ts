@@ -58,6 +58,7 @@ export function memberFilters(filter: MemberListArgs['filter']): { filters: Lean
       sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
          or t."email_address" ilike ? or t."external_id" ilike ?`,
       params: [p, p, p, p, p],
+      fence: true,
     });
   }
   for (const f of fields) {
