@@ -120,6 +120,7 @@ describe('GET /members?field.<id>=', () => {
     }
     expectProblem(await list(`field.${city}=${'x'.repeat(2049)}`), 400, `#/query/field.${city}`);
     expectProblem(await list(`field.${city}=a&field.${city}=b`), 400, `#/query/field.${city}`);
+    expectProblem(await list(`${encodeURIComponent('field.a/b~c')}=x`), 400, '#/query/field.a~1b~0c');
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { GraphQLInputObjectType, GraphQLList, GraphQLScalarType, getNamedType, getNullableType, type GraphQLInputType } from 'graphql';
-import { single, type QueryIssue } from './params';
+import { bodyPointer, single, type QueryIssue } from './params';
 
 /** Query parameters `field.<additional field id>=<value>` fill the filter's list of `{ id, value }`. */
 export const FIELD_PARAM_PREFIX = 'field.';
@@ -50,7 +50,8 @@ export function filterParam(binding: FilterBinding, req: Request, issues: QueryI
       if (!param.startsWith(FIELD_PARAM_PREFIX)) continue;
       const value = single(req, param, issues);
       if (value === undefined) continue;
-      sources.set(`filter.${binding.pairs}.${pairs.length}`, `#/query/${param}`);
+      // JSON Pointer escaping: the id part is the client's text (`field.a/b` is `#/query/field.a~1b`).
+      sources.set(`filter.${binding.pairs}.${pairs.length}`, `#/query${bodyPointer([param])}`);
       pairs.push({ id: param.slice(FIELD_PARAM_PREFIX.length), value });
     }
     if (pairs.length) filter[binding.pairs] = pairs;
