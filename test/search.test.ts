@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from './helpers/app';
 import { auth, expectProblem, MEMBERS, memberApi, NO_ID, tick } from './helpers/members';
 import { withSqlCount } from './helpers/sql-count';
+import { WALK_ROWS } from '../src/db/lean';
 
 const GROUPS = '/api/v1/groups';
 let app: TestApp;
@@ -247,4 +248,34 @@ describe('SQL statements per request', () => {
     const group = async (query: string) => (await withSqlCount(app.runtime, () => app.http.get(`${GROUPS}?${query}`).set(auth(t)))).all;
     expect(await group('q=berlin&limit=100')).toBe(await group('limit=1'));
   });
+});
+
+describe('field filters past the first rows of the page order', () => {
+  it('a page found among the first rows and one that needs every match agree with the full order', async () => {
+    const tenant = await app.tenant();
+    const field = await api.createField(tenant, { name: 'Team' });
+    const total = WALK_ROWS + 60;
+    // "rare": one member early, the rest after the first WALK_ROWS; "common": every 3rd member.
+    const rare = new Set([10, WALK_ROWS + 5, WALK_ROWS + 20, WALK_ROWS + 59]);
+    for (let start = 0; start < total; start += 1000) {
+      const members = Array.from({ length: Math.min(1000, total - start) }, (_, k) => {
+        const i = start + k;
+        const values = [rare.has(i) ? 'rare' : i % 3 === 0 ? 'common' : 'other'];
+        return { externalId: `w-${i}`, additionalFields: values.map((value) => ({ id: field, value })) };
+      });
+      const res = await app.http.post(`${MEMBERS}/_bulk`).set(auth(tenant)).send({ members });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(201);
+    }
+    const page = (query: string) => list(query, tenant).then(names);
+    expect(await page(`field.${field}=rare&limit=2`)).toEqual(['w-10', `w-${WALK_ROWS + 5}`]);
+    expect(await page(`field.${field}=rare&limit=2&skip=2`)).toEqual([`w-${WALK_ROWS + 20}`, `w-${WALK_ROWS + 59}`]);
+    // A bulk shares one createdAt: newest bulk first, then id (input order) ascending.
+    const desc = (a: number, b: number) => Math.floor(b / 1000) - Math.floor(a / 1000) || a - b;
+    expect(await page(`field.${field}=rare&limit=100&sort=createdAt:desc`)).toEqual([...rare].sort(desc).map((i) => `w-${i}`));
+    expect(await page(`field.${field}=common&limit=3&skip=1`)).toEqual(['w-3', 'w-6', 'w-9']);
+    expect(await page(`field.${field}=common&limit=2&sort=createdAt:desc`)).toEqual([`w-${WALK_ROWS + 1}`, `w-${WALK_ROWS + 4}`]);
+    const far = await list(`field.${field}=common&limit=100&skip=1600`, tenant); // beyond the walk: every match
+    expect(names(far)[0]).toBe('w-4800');
+    expect(names(far)).toHaveLength(87); // 1,687 common members (0, 3, ... 5058)
+  }, 120_000);
 });

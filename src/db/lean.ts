@@ -37,7 +37,18 @@ export interface LeanFilter {
    * chose that walk for a LIMIT and read a million rows for a text nobody had.
    */
   fence?: boolean;
+  /**
+   * The same condition as a per-row test (same params), for a filter that a common value can
+   * make match many rows: the page first tests the first WALK_ROWS rows in page order with it
+   * and takes the page from them when they hold enough matches (`walkedPage`).
+   */
+  probe?: string;
 }
+
+/** Rows a walked page tests in page order before it falls back to finding every match. */
+export const WALK_ROWS = 5000;
+/** Pages reaching further (skip + limit + 1) are not walked: the first rows could not fill them often. */
+const WALK_MAX_NEED = 500;
 
 /**
  * Facts read in the page's own statement (one round trip), e.g. which asked additional field
@@ -143,13 +154,47 @@ export function pageStatement(
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
+  const fenced = conditions.some((c) => c.fence);
+  const walked = conditions.some((c) => c.probe) && skip + limit + 1 <= WALK_MAX_NEED;
   // A fence: a subquery with OFFSET is planned on its own (never flattened), without the LIMIT.
-  const rows = conditions.some((c) => c.fence)
-    ? `(select t.*, t.xmin from ${shape.table} where ${filters.join(' and ')} offset 0) t`
-    : `${shape.table} where ${filters.join(' and ')}`;
-  const page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
+  const rows = fenced
+    ? `(select t.*, t.xmin from ${shape.table} where ${filters.join(' and ')} offset 0) t${walked ? ' where' : ''}`
+    : `${shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
+  let page: string;
+  let pageParams: unknown[];
+  if (!walked) {
+    page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
+    pageParams = [...params, limit + 1, skip];
+  } else {
+    /*
+     * A bounded walk, then the full search only when needed: `w` is the first WALK_ROWS rows of
+     * the unfiltered page order, `hit` those matching every filter (probes: one index probe per
+     * row). The rows ordered before any row outside `w` are all in `w`, so when `hit` holds
+     * skip + limit + 1 rows the page is among them and the first branch answers; otherwise the
+     * second branch finds every match through the filters' indexes. Each branch carries a
+     * one-time condition on the count, so PostgreSQL runs only one of them.
+     */
+    const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+    const baseParams: unknown[] = Object.values(where);
+    if (window.modifiedSince) {
+      base.push(`${column('modifiedAt')} >= ?`);
+      baseParams.push(window.modifiedSince);
+    }
+    const probes = conditions.map((c) => `(${c.probe ?? c.sql})`);
+    const need = skip + limit + 1;
+    const orderBy = order.join(', ');
+    page = `with w as materialized (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}),
+      hit as materialized (select t.* from w t where ${probes.join(' and ')}),
+      n as materialized (select count(*) as c from hit)
+      select * from (
+        (select ${shape.select} from hit t where (select c from n) >= ?::int order by ${orderBy} limit ? offset ?)
+        union all
+        (select ${shape.select} from ${rows} (select c from n) < ?::int order by ${orderBy} limit ? offset ?)
+      ) walked`;
+    pageParams = [...baseParams, ...conditions.flatMap((c) => c.params), need, limit + 1, skip, ...params, need, limit + 1, skip];
+  }
   // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
-  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: [...params, limit + 1, skip] };
+  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: pageParams };
 }
 
 export async function leanPage<T extends object>(

@@ -63,8 +63,10 @@ export function memberFilters(filter: MemberListArgs['filter']): { filters: Lean
   }
   for (const f of fields) {
     // member_field_values_field_value_idx: (field_id, md5(value)) include (member_id); the value itself decides.
+    // As a probe (walked pages): the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
     filters.push({
       sql: `t."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ?)`,
+      probe: `exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)`,
       params: [isId(f.id) ? f.id : null, f.value, f.value],
     });
   }
