@@ -99,6 +99,12 @@ function searchCases(members: number): SearchCase[] {
       query: `field.${CITY}=${encodeURIComponent('City 42')}`,
       filter: { fields: [{ id: CITY, value: 'City 42' }] },
     },
+    {
+      id: 'field-none',
+      label: 'field.<City>=Atlantis (no member)',
+      query: `field.${CITY}=Atlantis`,
+      filter: { fields: [{ id: CITY, value: 'Atlantis' }] },
+    },
   ];
 }
 

@@ -251,31 +251,32 @@ describe('SQL statements per request', () => {
 });
 
 describe('field filters past the first rows of the page order', () => {
-  it('a page found among the first rows and one that needs every match agree with the full order', async () => {
+  it('a walked page, a walk that falls back, and a few matches found directly agree with the full order', async () => {
     const tenant = await app.tenant();
-    const field = await api.createField(tenant, { name: 'Team' });
-    const total = WALK_ROWS + 60;
-    // "rare": one member early, the rest after the first WALK_ROWS; "common": every 3rd member.
-    const rare = new Set([10, WALK_ROWS + 5, WALK_ROWS + 20, WALK_ROWS + 59]);
+    const team = await api.createField(tenant, { name: 'Team' });
+    const all = await api.createField(tenant, { name: 'All' });
+    const total = 2 * WALK_ROWS + 100;
+    // "late": member 7, then every member after the first WALK_ROWS (more than WALK_ROWS: walked, and the walk falls short);
+    // "early": every 2nd of the first WALK_ROWS (fewer: found directly); "All" = "x" for everyone (walked, page found).
+    const teamOf = (i: number) => (i === 7 || i >= WALK_ROWS ? 'late' : i % 2 === 0 ? 'early' : 'none');
     for (let start = 0; start < total; start += 1000) {
       const members = Array.from({ length: Math.min(1000, total - start) }, (_, k) => {
         const i = start + k;
-        const values = [rare.has(i) ? 'rare' : i % 3 === 0 ? 'common' : 'other'];
-        return { externalId: `w-${i}`, additionalFields: values.map((value) => ({ id: field, value })) };
+        return { externalId: `w-${i}`, additionalFields: [{ id: team, value: teamOf(i) }, { id: all, value: 'x' }] };
       });
       const res = await app.http.post(`${MEMBERS}/_bulk`).set(auth(tenant)).send({ members });
       expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(201);
     }
     const page = (query: string) => list(query, tenant).then(names);
-    expect(await page(`field.${field}=rare&limit=2`)).toEqual(['w-10', `w-${WALK_ROWS + 5}`]);
-    expect(await page(`field.${field}=rare&limit=2&skip=2`)).toEqual([`w-${WALK_ROWS + 20}`, `w-${WALK_ROWS + 59}`]);
+    const w = (...i: number[]) => i.map((n) => `w-${n}`);
+    expect(await page(`field.${all}=x&limit=3&skip=2`)).toEqual(w(2, 3, 4));
+    expect(await page(`field.${all}=x&field.${team}=late&limit=3`)).toEqual(w(7, WALK_ROWS, WALK_ROWS + 1));
+    expect(await page(`field.${team}=late&limit=2&skip=1`)).toEqual(w(WALK_ROWS, WALK_ROWS + 1));
+    expect(await page(`field.${team}=early&limit=2&skip=3`)).toEqual(w(6, 8));
     // A bulk shares one createdAt: newest bulk first, then id (input order) ascending.
-    const desc = (a: number, b: number) => Math.floor(b / 1000) - Math.floor(a / 1000) || a - b;
-    expect(await page(`field.${field}=rare&limit=100&sort=createdAt:desc`)).toEqual([...rare].sort(desc).map((i) => `w-${i}`));
-    expect(await page(`field.${field}=common&limit=3&skip=1`)).toEqual(['w-3', 'w-6', 'w-9']);
-    expect(await page(`field.${field}=common&limit=2&sort=createdAt:desc`)).toEqual([`w-${WALK_ROWS + 1}`, `w-${WALK_ROWS + 4}`]);
-    const far = await list(`field.${field}=common&limit=100&skip=1600`, tenant); // beyond the walk: every match
-    expect(names(far)[0]).toBe('w-4800');
-    expect(names(far)).toHaveLength(87); // 1,687 common members (0, 3, ... 5058)
-  }, 120_000);
+    expect(await page(`field.${team}=late&limit=2&sort=createdAt:desc`)).toEqual(w(2 * WALK_ROWS, 2 * WALK_ROWS + 1));
+    expect(await page(`field.${all}=x&limit=2&sort=createdAt:desc`)).toEqual(w(2 * WALK_ROWS, 2 * WALK_ROWS + 1));
+    const far = await list(`field.${team}=late&limit=100&skip=${WALK_ROWS + 50}`, tenant); // beyond any walk: every match
+    expect(names(far)).toEqual(w(...Array.from({ length: 51 }, (_, k) => 2 * WALK_ROWS + 49 + k))); // 7, then 5000... is 5,101
+  }, 180_000);
 });

@@ -43,6 +43,12 @@ export interface LeanFilter {
    * and takes the page from them when they hold enough matches (`walkedPage`).
    */
   probe?: string;
+  /**
+   * With `probe`: a boolean SQL expression (with its params), evaluated once, that says the
+   * filter matches at least WALK_ROWS rows (a count through its index, capped there). Only
+   * then is the page walked: a filter matching fewer rows finds them all for less.
+   */
+  many?: { sql: string; params: unknown[] };
 }
 
 /** Rows a walked page tests in page order before it falls back to finding every match. */
@@ -172,7 +178,9 @@ export function pageStatement(
      * row). The rows ordered before any row outside `w` are all in `w`, so when `hit` holds
      * skip + limit + 1 rows the page is among them and the first branch answers; otherwise the
      * second branch finds every match through the filters' indexes. Each branch carries a
-     * one-time condition on the count, so PostgreSQL runs only one of them.
+     * one-time condition on the count, so PostgreSQL runs only one of them. `k` says whether
+     * every probed filter matches at least WALK_ROWS rows; if one matches fewer, the walk is
+     * skipped: finding its few matches costs less than testing WALK_ROWS rows.
      */
     const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
     const baseParams: unknown[] = Object.values(where);
@@ -181,17 +189,28 @@ export function pageStatement(
       baseParams.push(window.modifiedSince);
     }
     const probes = conditions.map((c) => `(${c.probe ?? c.sql})`);
+    const many = conditions.filter((c) => c.probe && c.many).map((c) => c.many!);
     const need = skip + limit + 1;
     const orderBy = order.join(', ');
-    page = `with w as materialized (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}),
+    // `k` first: when a filter matches few rows, the walk (w, hit, n) is never run (InitPlans run on first use, AND stops early).
+    const walk = `(select ok from k) and (select c from n) >= ?::int`;
+    page = `with k as materialized (select ${many.length ? many.map((m) => `(${m.sql})`).join(' and ') : 'true'} as ok),
+      w as materialized (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}),
       hit as materialized (select t.* from w t where ${probes.join(' and ')}),
       n as materialized (select count(*) as c from hit)
       select * from (
-        (select ${shape.select} from hit t where (select c from n) >= ?::int order by ${orderBy} limit ? offset ?)
+        (select ${shape.select} from hit t where ${walk} order by ${orderBy} limit ? offset ?)
         union all
-        (select ${shape.select} from ${rows} (select c from n) < ?::int order by ${orderBy} limit ? offset ?)
+        (select ${shape.select} from ${rows} not (${walk}) order by ${orderBy} limit ? offset ?)
       ) walked`;
-    pageParams = [...baseParams, ...conditions.flatMap((c) => c.params), need, limit + 1, skip, ...params, need, limit + 1, skip];
+    pageParams = [
+      ...many.flatMap((m) => m.params),
+      ...baseParams,
+      ...conditions.flatMap((c) => c.params),
+      need, limit + 1, skip,
+      ...params,
+      need, limit + 1, skip,
+    ];
   }
   // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
   return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: pageParams };

@@ -16,6 +16,7 @@ import { bulkSizeIssues, Checks, rejectInvalid, under, type Path } from '../../c
 import { containsPattern, searchText } from '../../common/search';
 import { isId } from '../../common/ids';
 import { SEARCH } from '../../common/rules';
+import { WALK_ROWS } from '../../db/lean';
 import { anyOf, arrayOf } from '../../db/sql';
 
 /** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
@@ -68,6 +69,11 @@ export function memberFilters(filter: MemberListArgs['filter']): { filters: Lean
       sql: `t."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ?)`,
       probe: `exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)`,
       params: [isId(f.id) ? f.id : null, f.value, f.value],
+      // Index entries only (md5 collisions aside, the same rows): capped at WALK_ROWS.
+      many: {
+        sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
+        params: [isId(f.id) ? f.id : null, f.value],
+      },
     });
   }
   return { filters, fieldIds: fields.map((f) => f.id) };
