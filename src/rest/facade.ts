@@ -15,6 +15,7 @@ import { compileRoutes, type CompiledRoute } from './compile';
 import { compileDocument } from '../graphql/jit';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { cursorLinks, listLinks } from './links';
+import { filterParam } from './filter';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
@@ -78,6 +79,7 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
       variables.modifiedSince = modifiedSinceParam(req, issues);
       sources.set('modifiedSince', '#/query/modifiedSince');
     }
+    if (route.filter) variables.filter = filterParam(route.filter, req, issues, sources);
   }
   if (takesIfMatch(route)) {
     variables.expectedVersion = ifMatchVersion(req, issues);
