@@ -20,6 +20,9 @@ import { methodNotAllowed } from './http-errors';
 import { scrubUrl, type Logger } from './logger';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
+import { checkPathParams } from './rest/path-params';
+import { bodyPointer } from './rest/params';
+import { limitJsonDepth } from './common/json-depth';
 import { routes } from './rest/routes';
 import { openApiDocument } from './openapi';
 import { openApiRouter } from './openapi/http';
@@ -57,7 +60,7 @@ function requestIds(logger: Logger) {
 function errorHandler(logger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    sendClassified(res, err, () => logger.error({ requestId: res.locals.requestId, err }, 'unhandled error'));
+    sendClassified(res, err, () => logger.error({ requestId: res.locals.requestId, err }, 'unhandled error'), (i) => bodyPointer(i.path) || '/');
   };
 }
 
@@ -125,7 +128,8 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
+  v1.use(checkPathParams(routes.map((r) => r.path)));
+  v1.use(createFacade(routes, { schema, em, pool, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, jsonMaxDepth: config.jsonMaxDepth }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -135,6 +139,7 @@ export async function createApp(deps: AppDeps) {
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
+    limitJsonDepth(config.jsonMaxDepth),
     // After the body is read (stream callbacks would lose the scope): the caller's connection budget.
     (_req: Request, _res: Response, next: NextFunction) => callerScope.run({}, next),
     graphqlIdempotency(apollo, gate, em, pool),
@@ -178,6 +183,7 @@ export async function createApp(deps: AppDeps) {
           perConnection: config.wsMaxSubscriptionsPerConnection,
           perKey: config.wsMaxSubscriptionsPerKey,
           maxMessageBytes: config.wsMaxMessageBytes,
+          jsonMaxDepth: config.jsonMaxDepth,
           initTimeoutMs: config.wsInitTimeoutMs,
           // A revoked key's open connections close within about twice the key cache's lifetime.
           keyRecheckMs: Math.max(config.keyCacheTtlMs, 1000),

@@ -12,6 +12,7 @@ import { KEY_REVOKED, keyEvents } from '../../auth/key-cache';
 import { KINDS } from '../../errors/classify';
 import { documentLimitRules, type QueryLimits } from '../../graphql/limits';
 import { nulError } from '../../graphql/nul-check';
+import { depthError, JSON_MAX_DEPTH, tooDeep } from '../../common/json-depth';
 import type { formatError } from '../../graphql/server';
 import type { Logger } from '../../logger';
 
@@ -21,6 +22,8 @@ export interface SubscriptionLimits {
   perConnection: number;
   perKey: number;
   maxMessageBytes: number;
+  /** How deep the variables may nest (config JSON_MAX_DEPTH, as for HTTP bodies). */
+  jsonMaxDepth?: number;
   initTimeoutMs: number;
   /** How often the key of every open connection is checked again (a revoked key's connections close). */
   keyRecheckMs: number;
@@ -178,6 +181,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
     if (operation.operation !== 'subscription') {
       return [validationError(`Only subscriptions are served over WebSocket; send a ${operation.operation} over HTTP (POST /graphql)`)];
     }
+    const deep = tooDeep(payload.variables, limits.jsonMaxDepth ?? JSON_MAX_DEPTH);
+    if (deep) return [depthError(deep, limits.jsonMaxDepth ?? JSON_MAX_DEPTH)];
     const nul = nulError(operation, payload.variables ?? undefined);
     if (nul) return [nul];
     const full = slots.take(conn, payload);
