@@ -14,7 +14,7 @@ const internalTypeNames = Object.values(buildSchema().getTypeMap())
   .filter((t) => !t.name.startsWith('__') && (isInputObjectType(t) || isObjectType(t)) && t.name.length > 6)
   .map((t) => t.name)
   .filter((n) => !['Query', 'Mutation'].includes(n));
-const LEAK = new RegExp(
+export const LEAK = new RegExp(
   [
     '\\bat [\\w.<>]+ \\(',
     '\\.ts:\\d+',

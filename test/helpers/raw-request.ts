@@ -19,9 +19,13 @@ export function rawRequest(
   port: number,
   opts: { method: string; path: string; headers?: Record<string, string | string[]>; body?: string | Buffer },
 ): Promise<RawAnswer> {
+  // A body always goes with its length: without one, Node's client would send a GET's body
+  // unframed and the server would read it as the next request.
+  const headers = { ...opts.headers };
+  if (opts.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) headers['content-length'] = String(Buffer.byteLength(opts.body));
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: opts.method, path: opts.path, headers: opts.headers, agent, insecureHTTPParser: false },
+      { host: '127.0.0.1', port, method: opts.method, path: opts.path, headers, agent, insecureHTTPParser: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

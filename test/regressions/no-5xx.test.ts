@@ -149,3 +149,18 @@ describe('GraphQL documents of unexpected shapes', () => {
     expect(res.body.errors[0].extensions.code).toBe('BAD_REQUEST');
   });
 });
+
+describe('a body whose Content-Encoding does not match its bytes', () => {
+  it('gzip, deflate or br over plain or empty bytes: 400 problem+json naming the body, on REST and /graphql', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      for (const body of ['', '{"name":"x"}']) {
+        for (const path of ['/api/v1/groups', '/graphql']) {
+          const res = await send('POST', path, body, { 'content-type': 'application/json', 'content-encoding': encoding });
+          expect(res.status, `${encoding} ${path}: ${res.text}`).toBe(400);
+          expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(res.body.errors).toEqual([{ pointer: '/', detail: expect.stringMatching(/decompressed/) }]);
+        }
+      }
+    }
+  });
+});
