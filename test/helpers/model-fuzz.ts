@@ -19,7 +19,7 @@ import { buildSchema } from '../../src/graphql/schema';
 import { routes } from '../../src/rest/routes';
 import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp } from './app';
-import { LEAK } from './fuzz';
+import { docArb, jsonish, LEAK, weird } from './fuzz';
 import { rawRequest, type RawAnswer } from './raw-request';
 
 /*
@@ -636,6 +636,10 @@ function graphqlHostile(ci: number, root: 'query' | 'mutation', fieldIndex: numb
       { method: 'POST', path: '/graphql', json: { query: query.slice(0, Math.max(1, query.length - 3)), variables } },
       { method: 'POST', path: '/graphql', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ query }) },
       { method: 'POST', path: '/graphql', json: { query: `subscription { events { id } }` } },
+      { method: 'POST', path: '/graphql', json: { query, variables, extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } } },
+      { method: 'POST', path: '/graphql', json: { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } }, variables } },
+      { method: 'POST', path: '/graphql', json: { query, variables, operationName: '' } },
+      { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: `{"query":${JSON.stringify(query)},"variables":{"x":${'['.repeat(5000)}${']'.repeat(5000)}}}` },
     ];
     const res = await call(m, r, ci, shapes[shape % shapes.length]);
     const failed = res.status >= 400 || (res.body?.errors?.length ?? 0) > 0;
@@ -645,6 +649,17 @@ function graphqlHostile(ci: number, root: 'query' | 'mutation', fieldIndex: numb
       if (res.body?.data && Object.values(res.body.data).some((v) => v != null)) await resync(m, r, ci);
       else expect(await records(r, c.id)).toBe(before);
     }
+  });
+}
+
+/** A hostile document of a known shape or a random string, with random variables: no 5xx; if it failed, nothing changed. */
+function graphqlDocument(ci: number, query: string, variables: unknown): Cmd {
+  return command(`graphql document ${JSON.stringify(query).slice(0, 80)} variables=${String(JSON.stringify(variables)).slice(0, 60)}`, async (m, r) => {
+    const c = m.c[ci];
+    const before = await records(r, c.id);
+    const res = await call(m, r, ci, { method: 'POST', path: '/graphql', json: { query, variables } });
+    if (res.status >= 400 || res.body?.errors) expect(await records(r, c.id)).toBe(before);
+    else if ((await records(r, c.id)) !== before) await resync(m, r, ci);
   });
 }
 
@@ -691,6 +706,10 @@ const BODY_MUTATIONS: (string | Buffer | { type: string; body: string })[] = [
 ];
 
 interface Hostile {
+  /** Random layers besides the fixed mutations: a path value, query parameters, a JSON body. */
+  randomParam: string | null;
+  randomQuery: Record<string, string> | null;
+  randomBody: unknown;
   ci: number;
   route: number;
   method: number;
@@ -701,6 +720,9 @@ interface Hostile {
 }
 
 const hostileArb: fc.Arbitrary<Hostile> = fc.record({
+  randomParam: fc.option(weird, { nil: null, freq: 4 }),
+  randomQuery: fc.option(fc.dictionary(fc.constantFrom('limit', 'skip', 'sort', 'key', 'groupsKey', 'modifiedSince', 'after', 'types', 'q', 'x', 'api_key'), weird, { maxKeys: 3 }), { nil: null, freq: 4 }),
+  randomBody: fc.option(jsonish, { nil: undefined, freq: 3 }),
   ci: COMMUNITY,
   route: fc.nat({ max: routes.length - 1 }),
   method: fc.oneof(fc.constant(-1), fc.nat({ max: METHODS.length - 1 })),
@@ -713,7 +735,8 @@ const hostileArb: fc.Arbitrary<Hostile> = fc.record({
 function hostile(h: Hostile): Cmd {
   const route = routes[h.route];
   const method = h.method < 0 ? route.method : METHODS[h.method];
-  return command(`hostile ${method} ${route.path} path=${h.pathMutation} query=${h.queryMutation} header=${h.headerMutation} body=${h.bodyMutation}`, async (m, r) => {
+  const random = `${h.randomParam !== null ? ` param=${JSON.stringify(h.randomParam).slice(0, 40)}` : ''}${h.randomQuery ? ` q=${JSON.stringify(h.randomQuery).slice(0, 60)}` : ''}${h.randomBody !== undefined ? ` json=${String(JSON.stringify(h.randomBody)).slice(0, 80)}` : ''}`;
+  return command(`hostile ${method} ${route.path} path=${h.pathMutation} query=${h.queryMutation} header=${h.headerMutation} body=${h.bodyMutation}${random}`, async (m, r) => {
     const c = m.c[h.ci];
     // A real record where the route takes one (so the request reaches the operation), unless the path is mutated there.
     const real: Record<string, string | undefined> = {
@@ -738,12 +761,19 @@ function hostile(h: Hostile): Cmd {
           mutated = true;
           return PATH_MUTATIONS[h.pathMutation];
         }
+        if (h.randomParam !== null && !mutated) {
+          mutated = true;
+          return enc(h.randomParam).replace(/\./g, '%2E');
+        }
         return real[name] ?? randomUUID();
       });
-    const query = h.queryMutation !== null ? `?${QUERY_MUTATIONS[h.queryMutation]}` : '';
+    const query = h.queryMutation !== null ? `?${QUERY_MUTATIONS[h.queryMutation]}` : h.randomQuery ? `?${new URLSearchParams(h.randomQuery)}` : '';
     const headers: Record<string, string | string[]> = { ...(h.headerMutation !== null ? HEADER_MUTATIONS[h.headerMutation] : {}) };
     let body: string | Buffer | undefined;
-    if (h.bodyMutation !== null) {
+    if (h.bodyMutation === null && h.randomBody !== undefined) {
+      body = JSON.stringify(h.randomBody) ?? 'null';
+      headers['content-type'] ??= 'application/json';
+    } else if (h.bodyMutation !== null) {
       const b = BODY_MUTATIONS[h.bodyMutation];
       if (typeof b === 'string' || Buffer.isBuffer(b)) {
         body = b;
@@ -797,6 +827,7 @@ export const commandArbs: fc.Arbitrary<Cmd>[] = [
   COMMUNITY.map((ci) => graphqlGroups(ci)),
   fc.tuple(COMMUNITY, NAMES).map(([ci, n]) => graphqlCreateGroup(ci, n)),
   fc.tuple(COMMUNITY, fc.constantFrom('query', 'mutation') as fc.Arbitrary<'query' | 'mutation'>, fc.nat(), fc.array(fc.nat({ max: 1000 }), { minLength: 4, maxLength: 8 }), fc.nat()).map(([ci, root, f, ch, s]) => graphqlHostile(ci, root, f, ch, s)),
+  fc.tuple(COMMUNITY, docArb, fc.option(fc.jsonValue(), { nil: undefined })).map(([ci, doc, variables]) => graphqlDocument(ci, doc, variables)),
   hostileArb.map(hostile),
   hostileArb.map(hostile),
   hostileArb.map(hostile),
@@ -837,7 +868,6 @@ export async function startModelFuzz(): Promise<ModelFuzz> {
 /** Runs the fuzzer; throws with the seed, the path and the shrunk command list on failure. Returns the statistics. */
 export async function runModelFuzz(f: ModelFuzz, opts: ModelFuzzOptions): Promise<Stats> {
   const stats: Stats = { commands: 0, requests: 0, statuses: {}, resyncs: 0 };
-  const numRuns = opts.path ? 1 : Math.max(1, Math.ceil(opts.totalCommands / (opts.maxCommands * 0.5)));
   const property = fc.asyncProperty(fc.commands(commandArbs, { maxCommands: opts.maxCommands, size: 'max' }), async (cmds) => {
     const tenant = async (): Promise<Community> => {
       const t = await f.app.tenant({ rateLimitPerHour: 10_000_000 });
@@ -846,13 +876,19 @@ export async function runModelFuzz(f: ModelFuzz, opts: ModelFuzzOptions): Promis
     const c: [Community, Community] = [await tenant(), await tenant()];
     await fc.asyncModelRun(() => ({ model: { c }, real: { port: f.port, app: f.app, stats } }), cmds);
   });
-  const out = await fc.check(property, { numRuns, seed: opts.seed, ...(opts.path ? { path: opts.path } : {}), endOnFailure: false, verbose: 0 });
-  if (out.failed) {
-    const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
-    throw new Error(
-      `model fuzz failure (replay: FUZZ_SEED=${out.seed} FUZZ_PATH=${out.counterexamplePath}):\n` +
-        `shrunk commands: ${String(out.counterexample?.[0]).slice(0, 4000)}\n${cause.slice(0, 3000)}`,
-    );
+  // Rounds with seeds seed, seed + 1, ... until enough commands ran; a failure names its round's
+  // seed, so FUZZ_SEED=<that seed> FUZZ_PATH=<path> replays the shrunk command list at once.
+  for (let round = 0; round === 0 || (!opts.path && stats.commands < opts.totalCommands); round++) {
+    const seed = opts.seed + round;
+    const numRuns = opts.path ? 1 : Math.max(1, Math.ceil((opts.totalCommands - stats.commands) / (opts.maxCommands * 0.5)));
+    const out = await fc.check(property, { numRuns, seed, ...(opts.path ? { path: opts.path } : {}), endOnFailure: false, verbose: 0 });
+    if (out.failed) {
+      const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
+      throw new Error(
+        `model fuzz failure (replay: FUZZ_SEED=${out.seed} FUZZ_PATH=${out.counterexamplePath}):\n` +
+          `shrunk commands: ${String(out.counterexample?.[0]).slice(0, 4000)}\n${cause.slice(0, 3000)}`,
+      );
+    }
   }
   return stats;
 }
