@@ -12,7 +12,7 @@ afterAll(() => f.close());
 
 it('model-based fuzz, quick pass: no 5xx, refused requests change nothing, 2xx agree with the model, no cross-community ids', async () => {
   const seed = fuzzSeed('model fuzz (quick)', 24);
-  const stats = await runModelFuzz(f, { maxCommands: 60, totalCommands: 1500, seed, path: process.env.FUZZ_PATH || undefined });
+  const stats = await runModelFuzz(f, { maxCommands: 60, totalCommands: 2500, seed, path: process.env.FUZZ_PATH || undefined });
   console.log(`model fuzz (quick): ${stats.commands} commands, ${stats.requests} requests, statuses ${JSON.stringify(stats.statuses)}, ${stats.resyncs} resyncs`);
   expect(stats.commands).toBeGreaterThan(0);
 }, 120_000);

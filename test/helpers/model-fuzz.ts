@@ -663,6 +663,60 @@ function graphqlDocument(ci: number, query: string, variables: unknown): Cmd {
   });
 }
 
+/**
+ * Eight writes at once on one community (as a client with a connection pool sends them):
+ * memberships created, bulk-created, reordered and deleted while their groups and members are
+ * patched and deleted, and creates racing for one externalId. Oracles: no 5xx; at most one
+ * of the racing creates wins; afterwards the model is read back and its invariants hold
+ * (each group's membershipCount is its memberships, order numbers are distinct).
+ */
+function burst(ci: number, kinds: number[], picks: number[]): Cmd {
+  return command(`burst(${ci}, [${kinds}], [${picks.slice(0, 8)}])`, async (m, r) => {
+    const c = m.c[ci];
+    const groups = [...c.groups.keys()];
+    const members = [...c.members.keys()];
+    const memberships = [...c.memberships.keys()];
+    const racingExternal = `race${picks[0] % 3}`;
+    const requests: Req[] = kinds.map((k, i) => {
+      const p = picks[i % picks.length];
+      const g = pick(groups, p) ?? randomUUID();
+      const mm = pick(members, p + 1) ?? randomUUID();
+      const ms = pick(memberships, p);
+      switch (k % 8) {
+        case 0:
+          return { method: 'POST', path: `/api/v1/groups/${g}/memberships`, json: { memberId: mm } };
+        case 1:
+          return { method: 'POST', path: `/api/v1/groups/${g}/memberships/_bulk`, json: { groupMemberships: members.slice(p % 3, (p % 3) + 3).map((memberId) => ({ memberId })) } };
+        case 2: {
+          const ids = [...c.memberships].filter(([, x]) => x.groupId === g).map(([id]) => ({ id }));
+          return { method: 'PATCH', path: `/api/v1/groups/${g}/memberships/order`, json: { order: ids.reverse() } };
+        }
+        case 3:
+          return ms ? { method: 'DELETE', path: `/api/v1/groups/${c.memberships.get(ms)!.groupId}/memberships/${ms}` } : { method: 'GET', path: `/api/v1/groups/${g}` };
+        case 4:
+          return { method: 'DELETE', path: `/api/v1/members/${mm}` };
+        case 5:
+          return { method: 'DELETE', path: `/api/v1/groups/${g}` };
+        case 6:
+          return { method: 'PATCH', path: `/api/v1/groups/${g}`, json: { name: `n${p}` } };
+        default:
+          return { method: 'POST', path: '/api/v1/groups', json: { name: 'race', externalId: racingExternal } };
+      }
+    });
+    const answers = await Promise.all(requests.map((req) => call(m, r, ci, req)));
+    const racing = answers.filter((a, i) => requests[i].path === '/api/v1/groups' && requests[i].method === 'POST');
+    const taken = [...c.groups.values()].some((g) => g.externalId === racingExternal);
+    expect(racing.filter((a) => a.status === 201).length, JSON.stringify(racing.map((a) => a.status))).toBeLessThanOrEqual(taken ? 0 : 1);
+    await resync(m, r, ci);
+    for (const gid of c.groups.keys()) {
+      const orders = [...c.memberships.values()].filter((x) => x.groupId === gid).map((x) => x.orderNumber);
+      expect(new Set(orders).size, `order numbers of group ${gid}: ${orders}`).toBe(orders.length);
+      const res = await call(m, r, ci, { method: 'GET', path: `/api/v1/groups/${gid}` });
+      expect(res.body.membershipCount).toBe(orders.length);
+    }
+  });
+}
+
 /* --------------------------------------------------------- hostile REST requests */
 
 const METHODS = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL'];
@@ -828,6 +882,7 @@ export const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.tuple(COMMUNITY, NAMES).map(([ci, n]) => graphqlCreateGroup(ci, n)),
   fc.tuple(COMMUNITY, fc.constantFrom('query', 'mutation') as fc.Arbitrary<'query' | 'mutation'>, fc.nat(), fc.array(fc.nat({ max: 1000 }), { minLength: 4, maxLength: 8 }), fc.nat()).map(([ci, root, f, ch, s]) => graphqlHostile(ci, root, f, ch, s)),
   fc.tuple(COMMUNITY, docArb, fc.option(fc.jsonValue(), { nil: undefined })).map(([ci, doc, variables]) => graphqlDocument(ci, doc, variables)),
+  fc.tuple(COMMUNITY, fc.array(fc.nat({ max: 7 }), { minLength: 8, maxLength: 8 }), fc.array(fc.nat(), { minLength: 8, maxLength: 8 })).map(([ci, k, p]) => burst(ci, k, p)),
   hostileArb.map(hostile),
   hostileArb.map(hostile),
   hostileArb.map(hostile),
