@@ -705,7 +705,9 @@ function burst(ci: number, kinds: number[], picks: number[]): Cmd {
     });
     const answers = await Promise.all(requests.map((req) => call(m, r, ci, req)));
     const racing = answers.filter((a, i) => requests[i].path === '/api/v1/groups' && requests[i].method === 'POST');
-    const taken = [...c.groups.values()].some((g) => g.externalId === racingExternal);
+    // Taken before the burst: no racing create wins, unless a group delete of the burst freed the externalId first.
+    const freed = requests.some((q) => q.method === 'DELETE' && /^\/api\/v1\/groups\/[^/]+$/.test(q.path));
+    const taken = !freed && [...c.groups.values()].some((g) => g.externalId === racingExternal);
     expect(racing.filter((a) => a.status === 201).length, JSON.stringify(racing.map((a) => a.status))).toBeLessThanOrEqual(taken ? 0 : 1);
     await resync(m, r, ci);
     for (const gid of c.groups.keys()) {

@@ -164,3 +164,27 @@ describe('a body whose Content-Encoding does not match its bytes', () => {
     }
   });
 });
+
+describe('unpaired surrogates in a string', () => {
+  it('a lone \\uD800 or \\uDC00 in a REST body or a GraphQL variable: 400 naming the field, nothing written', async () => {
+    const before = await snapshot(app, t.communityId);
+    for (const escape of ['\\ud800', '\\udc00', 'a\\ud83d', '\\ude00b']) {
+      const res = await send('POST', '/api/v1/groups', `{"name":"x${escape}"}`);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.errors).toEqual([{ pointer: '/name', detail: expect.stringMatching(/unpaired surrogate/) }]);
+      const members = await send('POST', '/api/v1/members/_bulk', `{"members":[{"firstName":"a","lastName":"b"},{"firstName":"x${escape}","lastName":"b"}]}`);
+      expect(members.status, members.text).toBe(400);
+      expect(members.body.errors).toEqual([{ pointer: '/members/1/firstName', detail: expect.stringMatching(/unpaired surrogate/) }]);
+      const query = 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }';
+      const gql = await send('POST', '/graphql', `{"query":${JSON.stringify(query)},"variables":{"input":{"name":"x${escape}"}}}`);
+      expect(gql.status, gql.text).toBe(400);
+      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION', errors: [{ path: ['input', 'name'] }] });
+    }
+    // A well-formed pair (an emoji) is text like any other.
+    const ok = await send('POST', '/api/v1/groups', '{"name":"x\\ud83d\\ude00"}');
+    expect(ok.status, ok.text).toBe(201);
+    const read = await send('GET', `/api/v1/groups/${ok.body.id}`);
+    expect(read.body.name).toBe('x😀');
+    expect(before).not.toBe(await snapshot(app, t.communityId));
+  });
+});
