@@ -130,6 +130,7 @@ async function records(r: Real, communityId: string): Promise<string> {
        (select coalesce(string_agg(t::text, E'\\n' order by t.id), '') from group_memberships t where community_id = $1) || '|' ||
        (select coalesce(string_agg(t::text, E'\\n' order by t.id), '') from additional_fields t where community_id = $1) || '|' ||
        (select coalesce(string_agg(t::text, E'\\n' order by t.id), '') from webhook_endpoints t where community_id = $1) || '|' ||
+       (select coalesce(string_agg(t::text, E'\\n' order by t.id), '') from import_jobs t where community_id = $1) || '|' ||
        (select coalesce(string_agg(v::text, E'\\n' order by v::text), '') from member_field_values v join members m on m.id = v.member_id where m.community_id = $1)
      as digest`,
     [communityId],
@@ -150,6 +151,7 @@ async function resync(m: Model, r: Real, ci: number): Promise<void> {
   c.members = new Map((await list('/api/v1/members')).map((x) => [x.id, { externalId: x.externalId, firstName: x.firstName, lastName: x.lastName, emailAddress: x.emailAddress }]));
   c.fields = new Map((await list('/api/v1/additional_fields')).map((f) => [f.id, { name: f.name, placeholder: f.placeholder, type: f.type }]));
   c.webhooks = new Map((await list('/api/v1/webhook_endpoints')).map((w) => [w.id, { url: w.url, events: w.events, description: w.description }]));
+  c.imports = (await list('/api/v1/import_jobs')).map((j) => j.id);
   c.memberships = new Map();
   for (const gid of c.groups.keys()) {
     for (const x of await list(`/api/v1/groups/${gid}/memberships`)) {
@@ -898,6 +900,8 @@ export interface ModelFuzzOptions {
   seed: number;
   /** `FUZZ_PATH`: replays one shrunk counterexample of `seed`. */
   path?: string;
+  /** `FUZZ_REPLAY`: fc.commands' replayPath of that counterexample (printed with it). */
+  replay?: string;
 }
 
 export interface ModelFuzz {
@@ -925,7 +929,7 @@ export async function startModelFuzz(): Promise<ModelFuzz> {
 /** Runs the fuzzer; throws with the seed, the path and the shrunk command list on failure. Returns the statistics. */
 export async function runModelFuzz(f: ModelFuzz, opts: ModelFuzzOptions): Promise<Stats> {
   const stats: Stats = { commands: 0, requests: 0, statuses: {}, resyncs: 0 };
-  const property = fc.asyncProperty(fc.commands(commandArbs, { maxCommands: opts.maxCommands, size: 'max' }), async (cmds) => {
+  const property = fc.asyncProperty(fc.commands(commandArbs, { maxCommands: opts.maxCommands, size: 'max', ...(opts.replay ? { replayPath: opts.replay } : {}) }), async (cmds) => {
     const tenant = async (): Promise<Community> => {
       const t = await f.app.tenant({ rateLimitPerHour: 10_000_000 });
       return { id: t.communityId, key: t.key, groups: new Map(), members: new Map(), memberships: new Map(), fields: new Map(), webhooks: new Map(), imports: [] };
@@ -937,12 +941,15 @@ export async function runModelFuzz(f: ModelFuzz, opts: ModelFuzzOptions): Promis
   // seed, so FUZZ_SEED=<that seed> FUZZ_PATH=<path> replays the shrunk command list at once.
   for (let round = 0; round === 0 || (!opts.path && stats.commands < opts.totalCommands); round++) {
     const seed = opts.seed + round;
-    const numRuns = opts.path ? 1 : Math.max(1, Math.ceil((opts.totalCommands - stats.commands) / (opts.maxCommands * 0.5)));
+    // With a path fast-check runs only that case; its first index must be below numRuns.
+    const numRuns = opts.path ? 1_000_000 : Math.max(1, Math.ceil((opts.totalCommands - stats.commands) / (opts.maxCommands * 0.5)));
     const out = await fc.check(property, { numRuns, seed, ...(opts.path ? { path: opts.path } : {}), endOnFailure: false, verbose: 0 });
     if (out.failed) {
       const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
+      // fc.commands shrinks by what ran, so a replay needs its replayPath as well as seed and path.
+      const replay = /replayPath="([^"]*)"/.exec(String(out.counterexample?.[0]))?.[1];
       throw new Error(
-        `model fuzz failure (replay: FUZZ_SEED=${out.seed} FUZZ_PATH=${out.counterexamplePath}):\n` +
+        `model fuzz failure (replay: FUZZ_SEED=${out.seed} FUZZ_PATH=${out.counterexamplePath}${replay ? ` FUZZ_REPLAY='${replay}'` : ''}):\n` +
           `shrunk commands: ${String(out.counterexample?.[0]).slice(0, 4000)}\n${cause.slice(0, 3000)}`,
       );
     }
