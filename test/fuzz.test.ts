@@ -1,10 +1,8 @@
 import { describe } from 'vitest';
-import { attackSuite, fuzzSeed, fuzzSuite } from './helpers/fuzz';
+import { attackSuite, fuzzSeed } from './helpers/fuzz';
 
-// A quick, deterministic pass in every `npm test` (fixed seed; FUZZ_SEED and FUZZ_RUNS override
-// it to replay a case). `npm run test:hardening` sends 10,000 requests with a new seed each run.
+// Attack classes of resource governance (attackSuite in helpers/fuzz.ts): a quick, deterministic
+// pass (fixed seed; FUZZ_SEED replays another). Requests over every route and GraphQL documents are
+// fuzzed statefully by test/model-fuzz.test.ts.
 const seed = fuzzSeed('quick fuzz', 20261122);
-describe('fuzzing', () => fuzzSuite({ routeRuns: Number(process.env.FUZZ_RUNS ?? 300), graphqlRuns: 100, timeoutMs: 120_000, seed }));
-
-// Attack classes of resource governance (attackSuite in helpers/fuzz.ts), same seed.
 describe('fuzzing attacks', () => attackSuite({ runs: 40, timeoutMs: 120_000, seed }));
