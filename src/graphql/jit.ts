@@ -72,7 +72,7 @@ export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gat
             compiled.set(key, (run = compileDocument(schema, request.document, operationName)));
           }
           const execute = run;
-          let result = await inOperationSpan(request.operation.operation, operationName, otelContext.active(), () =>
+          let result = await inOperationSpan(request.operation?.operation ?? 'query', operationName, otelContext.active(), () =>
             execute(request.context, request.request.variables ?? {}),
           );
           // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads

@@ -46,6 +46,25 @@ export const jsonish: fc.Arbitrary<unknown> = fc.oneof(
   fc.array(fc.jsonValue(), { maxLength: 5 }),
 );
 
+/**
+ * One request over the route table with hostile parameters, query, body and key (the metrics
+ * test sends 10,000 of them to bound the series count).
+ */
+export const requestArb = fc.record({
+  route: fc.constantFrom(...routes),
+  params: fc.array(weird, { minLength: 2, maxLength: 2 }),
+  query: fc.dictionary(fc.constantFrom('limit', 'skip', 'sort', 'key', 'groupsKey', 'q', 'emailAddress', 'x', 'api_key'), weird, { maxKeys: 4 }),
+  body: fc.oneof(
+    jsonish.map((v) => ({ type: 'application/json', text: JSON.stringify(v) ?? 'null' })),
+    fc.string().map((s) => ({ type: 'application/json', text: s })),
+    fc.string().map((s) => ({ type: 'text/plain', text: s })),
+    fc.string().map((s) => ({ type: 'text/csv', text: `externalId,name\n${s}` })),
+    fc.constant({ type: 'application/json', text: '{"name": "' + 'x'.repeat(1_100_000) + '"}' }),
+    fc.constant(undefined),
+  ),
+  keyHeader: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'garbage', 'none'),
+});
+
 /** A digest of everything a community owns: a rejected write must leave it unchanged. */
 export async function snapshot(app: TestApp, communityId: string): Promise<string> {
   const { rows: tables } = await app.runtime.pool.query(
