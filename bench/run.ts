@@ -22,6 +22,7 @@ import { ADMIN_TOKEN, countStatements } from './sql';
 import { timeEvents, type EventsTarget } from './events';
 import { timeObservability } from './observability';
 import { checkPeers, checkSameJson } from './verify';
+import { renderSearch, SEARCH_COMMUNITY, seedSearch, timeSearch, writeSearchSection, type SearchReport } from './search';
 import { node24, NODE24_VERSION, nodeVersion, preparePeer, type Peer } from './peers';
 
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
@@ -38,7 +39,11 @@ const settings = {
   importTimeoutS: env('BENCH_IMPORT_TIMEOUT_S', 90),
   neighbourSeconds: env('BENCH_NEIGHBOUR_SECONDS', 20),
   neighbourConcurrency: env('BENCH_NEIGHBOUR_CONCURRENCY', 16),
+  searchMembers: env('BENCH_SEARCH_MEMBERS', 1_000_000),
+  searchReps: env('BENCH_SEARCH_REPS', 200),
 };
+/** `npm run bench -- search`: only the search section (bench/search.ts), written into bench/RESULTS.md's search block. */
+const searchOnly = process.argv.slice(2).includes('search');
 const arms = (process.env.BENCH_ARMS?.split(',') ?? ARMS).filter((a): a is Arm => (ARMS as readonly string[]).includes(a));
 /** BENCH_ONLY=groups20,...: a partial run (e.g. to profile one route); it never overwrites RESULTS.md. */
 const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
@@ -87,7 +92,52 @@ async function createKey(service: Server, communityId: string): Promise<string> 
   return body.data.createApiKey.key;
 }
 
+/** Seeds the search data into the bench database and times the filters against the first page (bench/search.ts). */
+async function runSearch(service: Server, dbUrl: string, _pgVersion: string, _label: string): Promise<SearchReport> {
+  log(`search: seeding ${settings.searchMembers} members`);
+  const seconds = await seedSearch(dbUrl, settings.searchMembers);
+  log(`search: seeded in ${seconds.toFixed(0)} s; timing`);
+  const key = await createKey(service, SEARCH_COMMUNITY);
+  const report = await timeSearch(service.url, key, dbUrl, settings.searchMembers, seconds, settings.searchReps);
+  for (const r of report.results) log(`search ${r.id}: p50 ${r.p50.toFixed(2)} ms (${r.ratio.toFixed(2)}x), ${r.matches} matching`);
+  return report;
+}
+
+function searchMeta(pgVersion: string, label: string, node: string, load: number[]) {
+  return {
+    date: new Date().toISOString(),
+    commit: git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain']) ? ' (with uncommitted changes)' : ''),
+    database: `PostgreSQL ${pgVersion}, ${label}`,
+    node,
+    load,
+  };
+}
+
+/** The search section alone: its own database, the service on the Node running the bench. */
+async function mainSearch() {
+  fs.mkdirSync(OUT, { recursive: true });
+  const loadStart = os.loadavg();
+  log('building');
+  build();
+  let db: BenchDatabase | undefined;
+  let service: Server | undefined;
+  try {
+    db = await openBenchDatabase();
+    const pgVersion = await serverVersion(db.url).catch(() => 'unknown');
+    const serviceEnv = { DATABASE_URL: db.url, PUBLIC_BASE_URL: BASE, LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN };
+    service = await startServer('service', [...PRODUCTION_FLAGS, 'dist/src/main.js'], serviceEnv, path.join(OUT, 'service-search.log'), process.execPath);
+    const report = await runSearch(service, db.url, pgVersion, db.label);
+    const target = path.resolve('bench/RESULTS.md');
+    writeSearchSection(target, renderSearch(report, searchMeta(pgVersion, db.label, process.version, loadStart)));
+    log(`wrote the search section of ${path.relative(process.cwd(), target)}`);
+  } finally {
+    await service?.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+  }
+}
+
 async function main() {
+  if (searchOnly) return mainSearch();
   fs.mkdirSync(OUT, { recursive: true });
   const loadStart = os.loadavg();
   log('building');
@@ -243,6 +293,8 @@ async function main() {
       neighbour = await measureNeighbour(service.url, settings.neighbourSeconds, settings.neighbourConcurrency);
       log(`neighbour B p50/p99 quiet ${neighbour.quiet.p50.toFixed(1)}/${neighbour.quiet.p99.toFixed(1)} ms, attacked ${neighbour.attacked.p50.toFixed(1)}/${neighbour.attacked.p99.toFixed(1)} ms`);
     }
+    let search: SearchReport | undefined;
+    if (!only || only.includes('search')) search = await runSearch(service, db.url, pgVersion, db.label);
     await cleanup();
 
     const results: BenchResults = {
@@ -275,6 +327,7 @@ async function main() {
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');
     fs.writeFileSync(target, renderResults(results));
+    if (search) writeSearchSection(target, renderSearch(search, searchMeta(pgVersion, db.label, nodes.rest ?? process.version, loadStart)));
     log(`wrote ${path.relative(process.cwd(), target)} and ${path.relative(process.cwd(), path.join(OUT, 'results.json'))}`);
     if (profile) {
       const summary = summarizeProfiles(PROFILE_DIR);

@@ -24,6 +24,9 @@ import type { Health } from './observability/health';
 import { labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
+import { checkPathParams } from './rest/path-params';
+import { bodyPointer } from './rest/params';
+import { limitJsonDepth } from './common/json-depth';
 import { routes } from './rest/routes';
 import { openApiDocument } from './openapi';
 import { openApiRouter } from './openapi/http';
@@ -49,7 +52,7 @@ export interface AppDeps {
 function errorHandler(logger: Logger) {
   return (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    sendClassified(res, err, () => logger.error({ requestId: res.locals.requestId, err }, 'unhandled error'));
+    sendClassified(res, err, () => logger.error({ requestId: res.locals.requestId, err }, 'unhandled error'), (i) => bodyPointer(i.path) || '/');
   };
 }
 
@@ -119,7 +122,8 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit }));
+  v1.use(checkPathParams(routes.map((r) => r.path)));
+  v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, jsonMaxDepth: config.jsonMaxDepth }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
@@ -129,6 +133,7 @@ export async function createApp(deps: AppDeps) {
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
     express.json({ limit: JSON_LIMIT }),
+    limitJsonDepth(config.jsonMaxDepth),
     // After the body is read (stream callbacks would lose the scope): the caller's connection
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
     (req: Request, res: Response, next: NextFunction) => {
@@ -183,6 +188,7 @@ export async function createApp(deps: AppDeps) {
           perConnection: config.wsMaxSubscriptionsPerConnection,
           perKey: config.wsMaxSubscriptionsPerKey,
           maxMessageBytes: config.wsMaxMessageBytes,
+          jsonMaxDepth: config.jsonMaxDepth,
           initTimeoutMs: config.wsInitTimeoutMs,
           // A revoked key's open connections close within about twice the key cache's lifetime.
           keyRecheckMs: Math.max(config.keyCacheTtlMs, 1000),

@@ -39,6 +39,8 @@ export interface Config {
   graphqlMaxRootFields: number;
   graphqlMaxDirectives: number;
   graphqlMaxTokens: number;
+  /** How deep arrays and objects of a JSON body or GraphQL variables may nest. */
+  jsonMaxDepth: number;
   /** graphql-ws: live subscriptions one WebSocket connection may hold. */
   wsMaxSubscriptionsPerConnection: number;
   /** graphql-ws: live subscriptions one API key may hold on this instance. */
@@ -179,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxRootFields: int(env, 'GRAPHQL_MAX_ROOT_FIELDS', 10, 1, 10_000),
     graphqlMaxDirectives: int(env, 'GRAPHQL_MAX_DIRECTIVES', 20, 0, 10_000),
     graphqlMaxTokens: int(env, 'GRAPHQL_MAX_TOKENS', 5_000, 100, 1_000_000),
+    jsonMaxDepth: int(env, 'JSON_MAX_DEPTH', 64, 2, 1000),
     wsMaxSubscriptionsPerConnection: int(env, 'GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
     wsMaxSubscriptionsPerKey: int(env, 'GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_KEY', 100, 1, 1_000_000),
     wsMaxMessageBytes: int(env, 'GRAPHQL_WS_MAX_MESSAGE_BYTES', 65_536, 1_024, 16_777_216),

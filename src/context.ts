@@ -35,7 +35,7 @@ export function enterCaller(caller: Caller, log?: (fields: object, msg: string) 
 
 /**
  * The community the application's own filters use. Normally the caller's; for the proof that
- * the database's layer stands on its own (test/row-level-security.test.ts), and only when
+ * the database's layer stands on its own (test/platform/row-level-security.test.ts), and only when
  * NODE_ENV=test, TENANCY_TEST_APP_COMMUNITY=<from>=<to> makes the application filter the
  * requests of community <from> as if they were <to>'s, while the database still holds them
  * to <from>.

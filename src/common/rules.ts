@@ -111,6 +111,20 @@ export const MEMBER = {
   fieldValue: text({ max: 2048, nullable: true, example: 'Engineering' }),
 };
 
+/**
+ * List filters (docs/api.md, "Finding members and groups"). `q` is checked after trimming;
+ * `fields` holds at most MAX_FIELD_FILTERS `field.<id>=` filters (each a condition of the one
+ * page statement).
+ */
+export const MAX_SEARCH_TEXT = 100;
+export const MAX_FIELD_FILTERS = 20;
+export const SEARCH = {
+  q: text({ min: 1, max: MAX_SEARCH_TEXT, nullable: true, example: 'lovel' }),
+  emailAddress: { ...MEMBER.emailAddress, example: 'ada@example.com' },
+  fields: list({ maxItems: MAX_FIELD_FILTERS, nullable: true }),
+  fieldValue: text({ max: 2048, nullable: false, example: 'Berlin' }),
+};
+
 export const MAX_ORDER_NUMBER = 1_000_000_000;
 
 export const ADDITIONAL_FIELD = {

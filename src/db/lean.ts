@@ -22,6 +22,51 @@ export interface LeanExtra {
   select: string;
 }
 
+/**
+ * A further condition of a page (a search filter): `sql` is a boolean expression on the
+ * page's table (alias `t`) with `?` placeholders for `params`, in order. It is part of the
+ * page's one statement, so a page costs one statement whatever the number of filters.
+ */
+export interface LeanFilter {
+  sql: string;
+  params: unknown[];
+  /**
+   * The matching rows are found through the filter's own indexes first and sorted after:
+   * the page never walks its order index testing rows one by one. For filters whose
+   * selectivity PostgreSQL cannot estimate (trigram `ILIKE`: a fixed guess), with which it
+   * chose that walk for a LIMIT and read a million rows for a text nobody had.
+   */
+  fence?: boolean;
+  /**
+   * The same condition as a per-row test (same params), for a filter that a common value can
+   * make match many rows: the page first tests the first WALK_ROWS rows in page order with it
+   * and takes the page from them when they hold enough matches (`walkedPage`).
+   */
+  probe?: string;
+  /**
+   * With `probe`: a boolean SQL expression (with its params), evaluated once, that says the
+   * filter matches at least WALK_ROWS rows (a count through its index, capped there). Only
+   * then is the page walked: a filter matching fewer rows finds them all for less.
+   */
+  many?: { sql: string; params: unknown[] };
+}
+
+/** Rows a walked page tests in page order before it falls back to finding every match. */
+export const WALK_ROWS = 5000;
+/** Pages reaching further (skip + limit + 1) are not walked: the first rows could not fill them often. */
+const WALK_MAX_NEED = 500;
+
+/**
+ * Facts read in the page's own statement (one round trip), e.g. which asked additional field
+ * ids are the community's: `select` is a list of expressions with `?` placeholders for
+ * `params`, each aliased with a quoted name that no column of the page has (listed in `names`).
+ */
+export interface LeanCheck {
+  select: string;
+  params: unknown[];
+  names: string[];
+}
+
 const shapes = new WeakMap<EntityClass<object>, LeanShape>();
 
 /** Column list of an entity (table alias `t`), read once from MikroORM's metadata. */
@@ -89,28 +134,84 @@ function columnOf(shape: LeanShape, entity: EntityClass<object>, prop: string): 
   return `t."${col}"`;
 }
 
-/** The page's statement: `where` is equality on properties. */
-function pageStatement(
+/** The page's statement: `where` is equality on properties (exported for the search bench's EXPLAIN). */
+export function pageStatement(
   em: EntityManager,
   entity: EntityClass<object>,
   where: Record<string, string>,
   window: PageWindow,
   extra?: LeanExtra,
+  conditions: LeanFilter[] = [],
 ): { sql: string; params: unknown[] } {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity);
   const column = (prop: string) => columnOf(shape, entity, prop);
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const params: unknown[] = Object.values(where);
+  for (const c of conditions) {
+    filters.push(`(${c.sql})`);
+    params.push(...c.params);
+  }
   if (window.modifiedSince) {
     filters.push(`${column('modifiedAt')} >= ?`);
     params.push(window.modifiedSince);
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const page = `select ${shape.select} from ${shape.table} where ${filters.join(' and ')} order by ${order.join(', ')} limit ? offset ?`;
+  const fenced = conditions.some((c) => c.fence);
+  const walked = conditions.some((c) => c.probe) && skip + limit + 1 <= WALK_MAX_NEED;
+  // A fence: a subquery with OFFSET is planned on its own (never flattened), without the LIMIT.
+  const rows = fenced
+    ? `(select t.*, t.xmin from ${shape.table} where ${filters.join(' and ')} offset 0) t${walked ? ' where' : ''}`
+    : `${shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
+  let page: string;
+  let pageParams: unknown[];
+  if (!walked) {
+    page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
+    pageParams = [...params, limit + 1, skip];
+  } else {
+    /*
+     * A bounded walk, then the full search only when needed: `w` is the first WALK_ROWS rows of
+     * the unfiltered page order, `hit` those matching every filter (probes: one index probe per
+     * row). The rows ordered before any row outside `w` are all in `w`, so when `hit` holds
+     * skip + limit + 1 rows the page is among them and the first branch answers; otherwise the
+     * second branch finds every match through the filters' indexes. Each branch carries a
+     * one-time condition on the count, so PostgreSQL runs only one of them. `k` says whether
+     * every probed filter matches at least WALK_ROWS rows; if one matches fewer, the walk is
+     * skipped: finding its few matches costs less than testing WALK_ROWS rows.
+     */
+    const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+    const baseParams: unknown[] = Object.values(where);
+    if (window.modifiedSince) {
+      base.push(`${column('modifiedAt')} >= ?`);
+      baseParams.push(window.modifiedSince);
+    }
+    const probes = conditions.map((c) => `(${c.probe ?? c.sql})`);
+    const many = conditions.filter((c) => c.probe && c.many).map((c) => c.many!);
+    const need = skip + limit + 1;
+    const orderBy = order.join(', ');
+    // `k` first: when a filter matches few rows, the walk (w, hit, n) is never run (InitPlans run on first use, AND stops early).
+    const walk = `(select ok from k) and (select c from n) >= ?::int`;
+    page = `with k as materialized (select ${many.length ? many.map((m) => `(${m.sql})`).join(' and ') : 'true'} as ok),
+      w as materialized (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}),
+      hit as materialized (select t.* from w t where ${probes.join(' and ')}),
+      n as materialized (select count(*) as c from hit)
+      select * from (
+        (select ${shape.select} from hit t where ${walk} order by ${orderBy} limit ? offset ?)
+        union all
+        (select ${shape.select} from ${rows} not (${walk}) order by ${orderBy} limit ? offset ?)
+      ) walked`;
+    pageParams = [
+      ...many.flatMap((m) => m.params),
+      ...baseParams,
+      ...conditions.flatMap((c) => c.params),
+      need, limit + 1, skip,
+      ...params,
+      need, limit + 1, skip,
+    ];
+  }
   // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
-  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: [...params, limit + 1, skip] };
+  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: pageParams };
 }
 
 export async function leanPage<T extends object>(
@@ -119,10 +220,38 @@ export async function leanPage<T extends object>(
   where: Partial<Record<keyof T & string, string>>,
   window: PageWindow,
   extra?: LeanExtra,
+  filters: LeanFilter[] = [],
 ): Promise<Page<T>> {
-  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra);
+  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra, filters);
   const rows = await preparedRows(em, sql, params);
   return toPage(rows as T[], window.limit, window.skip);
+}
+
+/**
+ * `leanPage` plus the facts of `check`, read in the same statement (one round trip): the
+ * check's one row is left-joined to the page (an empty page gives one row of nulls), like
+ * `leanChildPage` joins its parent. The caller judges the facts before it uses the page.
+ */
+export async function leanCheckedPage<T extends object, C extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: Partial<Record<keyof T & string, string>>,
+  window: PageWindow,
+  check: LeanCheck,
+  filters: LeanFilter[] = [],
+): Promise<{ page: Page<T>; check: C }> {
+  const page = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, undefined, filters);
+  const sql = `select page.*, checked.* from (select ${check.select}) checked left join (${page.sql}) page on true`;
+  const rows = await preparedRows<Record<string, unknown>>(em, sql, [...check.params, ...page.params]);
+  const first = rows[0] ?? {};
+  const checkKeys = check.names;
+  const facts = Object.fromEntries(checkKeys.map((k) => [k, first[k]])) as C;
+  const results = first.id == null ? [] : rows.map((r) => {
+    const row = { ...r };
+    for (const k of checkKeys) delete row[k];
+    return row;
+  });
+  return { page: toPage(results as T[], window.limit, window.skip), check: facts };
 }
 
 /** The record a child page belongs to (a group's memberships), addressed by its id. */

@@ -146,8 +146,13 @@ export function classify(error: unknown): Classified {
       const b = BODY_ERRORS[e.type];
       return make(b.code, b.detail, b.issues);
     }
-    if (typeof e.type === 'string' && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
-      return make(e.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION', 'The request could not be read');
+    // Other refusals of the body by body-parser (`type`), or by zlib while it inflates a
+    // `Content-Encoding: gzip|deflate|br` body that is not compressed data (`expose`, status 400).
+    const exposed = (e as { expose?: unknown }).expose === true;
+    if ((typeof e.type === 'string' || exposed) && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      if (e.status === 413) return make('PAYLOAD_TOO_LARGE', 'The request could not be read');
+      const detail = /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(e.code ?? '') ? 'The request body could not be decompressed as its Content-Encoding says' : 'The request body could not be read';
+      return make('VALIDATION', detail, [{ path: [], detail }]);
     }
     const next = (current as { originalError?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
     if (!next && current instanceof DriverException) break;

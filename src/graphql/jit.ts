@@ -59,8 +59,11 @@ export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gat
     async load() {
       return {
         executor: async (request) => {
-          const key = `${request.queryHash}\u0000${request.operationName ?? ''}`;
-          const operationName = request.operationName ?? undefined;
+          // The resolved operation's name; when Apollo resolved none (an operationName the document
+          // does not define), the requested one, so execution reports "Unknown operation" (a 400)
+          // instead of running the document's only operation.
+          const operationName = (request.operation ? request.operationName : request.request.operationName) ?? undefined;
+          const key = `${request.queryHash}\u0000${operationName ?? ''}`;
           let run = compiled.get(key);
           if (run === undefined) {
             compiled.set(key, 'seen');
@@ -69,7 +72,7 @@ export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gat
             compiled.set(key, (run = compileDocument(schema, request.document, operationName)));
           }
           const execute = run;
-          let result = await inOperationSpan(request.operation.operation, operationName, otelContext.active(), () =>
+          let result = await inOperationSpan(request.operation?.operation ?? 'query', operationName, otelContext.active(), () =>
             execute(request.context, request.request.variables ?? {}),
           );
           // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads

@@ -4,44 +4,78 @@ import { KINDS } from '../errors/classify';
 
 const NUL = '\u0000';
 const DETAIL = 'must not contain the character U+0000 (NUL): PostgreSQL cannot store it in text';
+const SURROGATE = 'must be valid Unicode text: it holds an unpaired surrogate (a lone \\uD800-\\uDFFF escape), which cannot be stored';
 
-function inValue(value: unknown, path: (string | number)[], issues: FieldIssue[]): void {
-  if (typeof value === 'string') {
-    if (value.includes(NUL)) issues.push({ path, detail: `${String(path[path.length - 1] ?? 'The value')} ${DETAIL}` });
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => inValue(v, [...path, i], issues));
-  } else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes(NUL)) issues.push({ path: [...path, k], detail: `A field name ${DETAIL}` });
-      inValue(v, [...path, k], issues);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with a client's string, or undefined: U+0000, or an unpaired surrogate (not UTF-8 encodable). */
+function badText(value: string): string | undefined {
+  if (value.includes(NUL)) return DETAIL;
+  if (LONE_SURROGATE.test(value)) return SURROGATE;
+  return undefined;
+}
+
+/** A path as a linked list, made an array only for an issue (a deep value would copy it at every level). */
+type Path = { prev: Path; key: string | number } | undefined;
+
+function toArray(path: Path): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (let p = path; p; p = p.prev) out.unshift(p.key);
+  return out;
+}
+
+/** Iterative (its own stack): a client's value may nest far deeper than the call stack allows. */
+function inValue(root: unknown, rootKey: string, issues: FieldIssue[]): void {
+  const stack: { value: unknown; path: Path }[] = [{ value: root, path: { prev: undefined, key: rootKey } }];
+  while (stack.length) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      const bad = badText(value);
+      if (bad) issues.push({ path: toArray(path), detail: `${String(path?.key ?? 'The value')} ${bad}` });
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: { prev: path, key: i } });
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i];
+        const bad = badText(k);
+        if (bad) issues.push({ path: toArray({ prev: path, key: k }), detail: `A field name ${bad}` });
+        stack.push({ value: v, path: { prev: path, key: k } });
+      }
     }
   }
 }
 
-function inLiteral(node: ValueNode, path: (string | number)[], issues: FieldIssue[]): void {
-  if (node.kind === Kind.STRING) {
-    if (node.value.includes(NUL)) issues.push({ path, detail: `${String(path[path.length - 1])} ${DETAIL}` });
-  } else if (node.kind === Kind.LIST) {
-    node.values.forEach((v, i) => inLiteral(v, [...path, i], issues));
-  } else if (node.kind === Kind.OBJECT) {
-    for (const f of node.fields) inLiteral(f.value, [...path, f.name.value], issues);
+/** The same over a document's literals, also iterative. */
+function inLiteral(root: ValueNode, rootKey: string, issues: FieldIssue[]): void {
+  const stack: { node: ValueNode; path: Path }[] = [{ node: root, path: { prev: undefined, key: rootKey } }];
+  while (stack.length) {
+    const { node, path } = stack.pop()!;
+    if (node.kind === Kind.STRING) {
+      const bad = badText(node.value);
+      if (bad) issues.push({ path: toArray(path), detail: `${String(path?.key)} ${bad}` });
+    } else if (node.kind === Kind.LIST) {
+      for (let i = node.values.length - 1; i >= 0; i--) stack.push({ node: node.values[i], path: { prev: path, key: i } });
+    } else if (node.kind === Kind.OBJECT) {
+      for (let i = node.fields.length - 1; i >= 0; i--) stack.push({ node: node.fields[i].value, path: { prev: path, key: node.fields[i].name.value } });
+    }
   }
 }
 
 /**
  * Every string of an operation's input that holds U+0000, which PostgreSQL cannot store in
- * text: variables (REST bodies, CSV cells and query values arrive as variables) and string
+ * text, or an unpaired surrogate (JSON's `"\ud800"`), which has no UTF-8 form: variables (REST bodies, CSV cells and query values arrive as variables) and string
  * literals in the document. One check for both APIs, before anything runs: the REST facade
  * calls it before executing its operation, the GraphQL server before executing the document.
  * Paths start with the variable or argument name, like every FieldIssue.
  */
 export function nulIssues(operation: OperationDefinitionNode | ASTNode | undefined, variables: Record<string, unknown> | undefined): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  for (const [name, value] of Object.entries(variables ?? {})) inValue(value, [name], issues);
+  for (const [name, value] of Object.entries(variables ?? {})) inValue(value, name, issues);
   if (operation) {
     visit(operation, {
       Argument(node) {
-        inLiteral(node.value, [node.name.value], issues);
+        inLiteral(node.value, node.name.value, issues);
         return false;
       },
     });

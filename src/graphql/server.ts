@@ -1,4 +1,5 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context';
@@ -20,6 +21,12 @@ export function formatError(logger: Logger, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = (error as GraphQLError)?.originalError;
     if (!appErrorOf(error) && (!original || original instanceof GraphQLError)) {
+      // Apollo Server's own refusals that carry a 4xx status but no code (an automatic persisted
+      // query whose hash does not match its document) would read as INTERNAL_SERVER_ERROR.
+      const http = (error as GraphQLError)?.extensions?.http as { status?: number } | undefined;
+      if (formatted.extensions?.code === KINDS.INTERNAL.graphql && !original && http?.status && http.status < 500) {
+        formatted = { ...formatted, extensions: { ...formatted.extensions, code: ApolloServerErrorCode.BAD_REQUEST } };
+      }
       // Without introspection, "Did you mean ...?" would reveal the schema field by field
       // (what graphql-armor's block-field-suggestions does, for Apollo's formatError).
       return hideSuggestions ? { ...formatted, message: formatted.message.replace(/ ?Did you mean .+\?/g, '').trim() } : formatted;

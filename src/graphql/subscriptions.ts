@@ -15,6 +15,7 @@ import { documentLimitRules, type QueryLimits } from './limits';
 import { nulError } from './nul-check';
 import type { formatError } from './server';
 import type { Logger } from '../logger';
+import { depthError, JSON_MAX_DEPTH, tooDeep } from '../common/json-depth';
 
 export interface SubscriptionLimits {
   /** The document limits of /graphql over HTTP: the same object, built once in app.ts. */
@@ -22,6 +23,8 @@ export interface SubscriptionLimits {
   perConnection: number;
   perKey: number;
   maxMessageBytes: number;
+  /** How deep the variables may nest (config JSON_MAX_DEPTH, as for HTTP bodies). */
+  jsonMaxDepth?: number;
   initTimeoutMs: number;
   /** How often the key of every open connection is checked again (a revoked key's connections close). */
   keyRecheckMs: number;
@@ -186,6 +189,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
     if (operation.operation !== 'subscription') {
       return [validationError(`Only subscriptions are served over WebSocket; send a ${operation.operation} over HTTP (POST /graphql)`)];
     }
+    const deep = tooDeep(payload.variables, limits.jsonMaxDepth ?? JSON_MAX_DEPTH);
+    if (deep) return [depthError(deep, limits.jsonMaxDepth ?? JSON_MAX_DEPTH)];
     const nul = nulError(operation, payload.variables ?? undefined);
     if (nul) return [nul];
     const full = slots.take(conn, payload);

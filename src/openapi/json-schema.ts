@@ -83,7 +83,7 @@ export function inputName(type: GraphQLInputObjectType): string {
 }
 
 /** The JSON Schema keywords of a field rule (src/common/rules.ts): the same limits the service checks. */
-function ruleKeywords(rule: FieldRule | undefined): JsonSchema {
+export function ruleKeywords(rule: FieldRule | undefined): JsonSchema {
   if (!rule) return {};
   switch (rule.kind) {
     case 'text':

@@ -1,8 +1,10 @@
-import { GraphQLList, GraphQLNonNull, getNullableType } from 'graphql';
+import { GraphQLInputObjectType, GraphQLList, GraphQLNonNull, getNamedType, getNullableType } from 'graphql';
+import { ruleOf, type FieldRule } from '../common/rules';
+import { FIELD_PARAM_PREFIX } from '../rest/filter';
 import type { CompiledRoute } from '../rest/compile';
 import { CSV_TYPES, csvRowType } from '../rest/csv';
 import { ref } from './ref';
-import { hasRequiredFields, inputSchema, type JsonSchema, type SchemaRegistry } from './json-schema';
+import { hasRequiredFields, inputSchema, ruleKeywords, type JsonSchema, type SchemaRegistry } from './json-schema';
 
 /** Path parameters, key switches and list parameters of one route, read from its RouteSpec. */
 export function parameters(route: CompiledRoute, pathParams: string[]) {
@@ -35,6 +37,7 @@ export function parameters(route: CompiledRoute, pathParams: string[]) {
       schema: { type: 'string', pattern: `^\\s*${field}\\s*(,\\s*${field}\\s*)*$`, examples: [`${route.sortFields[0]}:desc`] },
     });
   }
+  if (route.filter) out.push(...filterParameters(route));
   if (route.cursor) {
     out.push(ref('parameters', 'limit'));
     for (const [name, description] of Object.entries(route.cursor)) out.push({ name, in: 'query', description, schema: { type: 'string' } });
@@ -67,4 +70,48 @@ export function requestBody(route: CompiledRoute, registry: SchemaRegistry) {
     for (const mediaType of CSV_TYPES) content[mediaType] = { schema: csvSchema };
   }
   return { required: hasRequiredFields(type), content };
+}
+
+/**
+ * The query parameters of a list's `filter` (src/rest/filter.ts), with the rules the core
+ * checks (src/common/rules.ts): one per scalar filter field, and the `field.<id>` family as one
+ * exploded form object (each of its properties is a query parameter of its own).
+ */
+function filterParameters(route: CompiledRoute): object[] {
+  const input = getNullableType(route.variableTypes.get('filter')!) as GraphQLInputObjectType;
+  const fields = input.getFields();
+  const out: object[] = route.filter!.scalars.map((name) => {
+    const rule = ruleOf(fields[name].extensions) as FieldRule | undefined;
+    return {
+      name,
+      in: 'query',
+      required: false,
+      description: `${fields[name].description ?? ''} Combines with the other filters, sort, limit, skip and modifiedSince (all must match).`.trim(),
+      schema: { type: 'string', ...ruleKeywords(rule) },
+      ...(rule?.example !== undefined ? { example: rule.example } : {}),
+    };
+  });
+  if (route.filter!.pairs) {
+    const item = getNamedType(fields[route.filter!.pairs].type) as GraphQLInputObjectType;
+    const valueRule = ruleOf(item.getFields().value.extensions) as FieldRule | undefined;
+    const idExample = (ruleOf(item.getFields().id.extensions) as FieldRule | undefined)?.example;
+    out.push({
+      name: 'additionalFieldFilters',
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: true,
+      description:
+        `\`${FIELD_PARAM_PREFIX}<additional field id>=<value>\`: members whose value of that additional field equals the value exactly ` +
+        '(repeatable with other field ids, each must match). An id that is not one of the community\'s additional fields is a 400 ' +
+        `naming \`#/query/${FIELD_PARAM_PREFIX}<id>\`.`,
+      schema: {
+        type: 'object',
+        propertyNames: { pattern: `^${FIELD_PARAM_PREFIX.replace('.', '\\.')}` },
+        additionalProperties: { type: 'string', ...ruleKeywords(valueRule) },
+      },
+      ...(idExample !== undefined && valueRule?.example !== undefined ? { example: { [`${FIELD_PARAM_PREFIX}${idExample}`]: valueRule.example } } : {}),
+    });
+  }
+  return out;
 }

@@ -12,12 +12,15 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { RouteSpec } from './route';
+import { filterBinding, type FilterBinding } from './filter';
 
 export interface CompiledRoute extends RouteSpec {
   parsed: DocumentNode;
   variableTypes: Map<string, GraphQLInputType>;
   /** For list routes: the sortable field names, read from the schema's sort enum. */
   sortFields: string[];
+  /** For list routes whose operation takes `$filter`: the query parameters it is bound from. */
+  filter?: FilterBinding;
 }
 
 /** Parses and validates every facade document once, at boot; a bad one stops the service. */
@@ -43,6 +46,7 @@ export function compileRoutes(schema: GraphQLSchema, specs: RouteSpec[]): Compil
       const fieldEnum = getNamedType(sortInput.getFields().field.type) as GraphQLEnumType;
       sortFields = fieldEnum.getValues().map((v) => v.name);
     }
-    return { ...spec, parsed, variableTypes, sortFields };
+    const filter = spec.list ? filterBinding(variableTypes.get('filter')) : undefined;
+    return { ...spec, parsed, variableTypes, sortFields, ...(filter ? { filter } : {}) };
   });
 }

@@ -11,10 +11,12 @@ import { internalProblem, problem, problemBody, sendClassified, sendProblem, typ
 import type { Logger } from '../logger';
 import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
+import { JSON_MAX_DEPTH, limitJsonDepth } from '../common/json-depth';
 import { compileRoutes, type CompiledRoute } from './compile';
 import { compileDocument } from '../graphql/jit';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { cursorLinks, listLinks } from './links';
+import { filterParam } from './filter';
 import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue } from './params';
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
@@ -36,11 +38,14 @@ export interface FacadeDeps {
   publicBaseUrl: string | undefined;
   /** Run the route documents compiled by graphql-jit (config GRAPHQL_JIT). */
   jit?: boolean;
+  /** How deep a JSON body may nest (config JSON_MAX_DEPTH). */
+  jsonMaxDepth?: number;
 }
 
 const KEY_VALUES = ['id', 'externalId'];
 export const JSON_LIMIT = '1mb';
 const jsonBody = express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'] });
+
 
 function hasBody(req: Request): boolean {
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
@@ -78,6 +83,7 @@ function bindVariables(route: CompiledRoute, req: Request, issues: QueryIssue[])
       variables.modifiedSince = modifiedSinceParam(req, issues);
       sources.set('modifiedSince', '#/query/modifiedSince');
     }
+    if (route.filter) variables.filter = filterParam(route.filter, req, issues, sources);
   }
   if (takesIfMatch(route)) {
     variables.expectedVersion = ifMatchVersion(req, issues);
@@ -133,10 +139,12 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
   const router = express.Router();
   // Read-only requests on replicas, with read-your-writes (src/db/replicas.ts): set by startRuntime when configured.
   const reads = deps.state.find(READ_ROUTER);
+  // A body nested deeper than the limit is refused before anything walks it (common/json-depth.ts).
+  const depthLimit = limitJsonDepth(deps.jsonMaxDepth ?? JSON_MAX_DEPTH);
   for (const route of compileRoutes(deps.schema, specs)) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     // Only routes that take a body read one: a body sent with a GET is ignored, not parsed.
-    const parsers = route.body ? [jsonBody, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
+    const parsers = route.body ? [jsonBody, depthLimit, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
     // Compiled once, here at boot (graphql-jit unless GRAPHQL_JIT=false).

@@ -48,6 +48,11 @@ export const bodyPointer = (path: (string | number)[]): string => (path.length ?
 
 /** Maps a core issue (path starting with the GraphQL argument) to where the REST client put the value. */
 export function pointerFor(issue: FieldIssue, sources: Map<string, string>): string {
+  // A value bound from one query parameter inside an argument (`filter.q` -> #/query/q): the longest known prefix.
+  for (let n = issue.path.length; n > 1; n--) {
+    const source = sources.get(issue.path.slice(0, n).join('.'));
+    if (source) return source;
+  }
   const [arg, ...rest] = issue.path;
   const source = sources.get(String(arg));
   if (source === 'body') return bodyPointer(rest) || '/';

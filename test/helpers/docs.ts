@@ -4,7 +4,7 @@ import path from 'node:path';
 /*
  * Executable docs: the shell examples of README.md and docs/*.md as commands with the
  * answers their comments promise. The convention is described in docs/reliability.md
- * ("Executable docs"); test/docs.test.ts runs them.
+ * ("Executable docs"); test/platform/docs.test.ts runs them.
  */
 
 export const ROOT = path.resolve(__dirname, '../..');

@@ -4,8 +4,8 @@ import type { RouteSpec } from '../../src/rest/route';
 import { startTestApp, type TestApp, type Tenant } from './app';
 
 /**
- * The isolation sweep, shared by test/tenancy.test.ts (the application's filters and the
- * database's row-level security together) and test/row-level-security.test.ts, which runs it
+ * The isolation sweep, shared by test/platform/tenancy.test.ts (the application's filters and the
+ * database's row-level security together) and test/platform/row-level-security.test.ts, which runs it
  * with `swapAppCommunity`: B's requests are filtered by the application as if they were A's
  * (TENANCY_TEST_APP_COMMUNITY, honoured only when NODE_ENV=test), so only the database stands
  * between B and A's records.

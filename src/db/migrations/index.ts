@@ -1,4 +1,5 @@
 import { Migration20261124000000_baseline } from './Migration20261124000000_baseline';
+import { Migration20261124100000_search } from './Migration20261124100000_search';
 import { Migration20261124200000_webhook_secret_sealing } from './Migration20261124200000_webhook_secret_sealing';
 import { Migration20261124210000_api_key_lifecycle } from './Migration20261124210000_api_key_lifecycle';
 import { Migration20261124300000_tenant_keys } from './Migration20261124300000_tenant_keys';
@@ -10,6 +11,7 @@ import { Migration20261124400000_row_level_security } from './Migration202611244
  */
 export const migrationsList = [
   { name: 'Migration20261124000000_baseline', class: Migration20261124000000_baseline },
+  { name: 'Migration20261124100000_search', class: Migration20261124100000_search },
   { name: 'Migration20261124200000_webhook_secret_sealing', class: Migration20261124200000_webhook_secret_sealing },
   { name: 'Migration20261124210000_api_key_lifecycle', class: Migration20261124210000_api_key_lifecycle },
   { name: 'Migration20261124300000_tenant_keys', class: Migration20261124300000_tenant_keys },

@@ -37,29 +37,9 @@ class RotateApiKeyInput {
   expiresAt?: Date | null;
 }
 
-@ObjectType({ description: 'A new API key. `key` is shown only here, once.', simpleResolvers: true })
-class CreatedApiKey {
-  @Field(() => ID)
-  id!: string;
-
-  @Field()
-  key!: string;
-
-  @Field(() => ID)
-  communityId!: string;
-
-  @Field(() => [String])
-  scopes!: string[];
-
-  @Field(() => Int, { nullable: true })
-  rateLimitPerHour?: number | null;
-
-  @Field(() => Date, { nullable: true })
-  expiresAt?: Date | null;
-}
-
-@ObjectType({ description: 'An API key as the operator sees it: never the key or its hash.', simpleResolvers: true })
-class ApiKeyInfo {
+/** What every view of an API key shows (never the key or its hash). */
+@ObjectType({ simpleResolvers: true })
+abstract class ApiKeyFields {
   @Field(() => ID)
   id!: string;
 
@@ -71,12 +51,21 @@ class ApiKeyInfo {
 
   @Field(() => Int, { nullable: true })
   rateLimitPerHour?: number | null;
-
-  @Field()
-  createdAt!: Date;
 
   @Field(() => Date, { nullable: true, description: 'After this instant the key is refused (401).' })
   expiresAt?: Date | null;
+}
+
+@ObjectType({ description: 'A new API key. `key` is shown only here, once.', simpleResolvers: true })
+class CreatedApiKey extends ApiKeyFields {
+  @Field()
+  key!: string;
+}
+
+@ObjectType({ description: 'An API key as the operator sees it: never the key or its hash.', simpleResolvers: true })
+class ApiKeyInfo extends ApiKeyFields {
+  @Field()
+  createdAt!: Date;
 
   @Field(() => Date, { nullable: true, description: 'Last successful use, to within about a minute (recorded in batches).' })
   lastUsedAt?: Date | null;

@@ -1,6 +1,6 @@
-import { Field, InputType } from 'type-graphql';
+import { ArgsType, Field, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { EXTERNAL_ID, NAME, Rule, text, value } from '../../common/rules';
+import { EXTERNAL_ID, MAX_SEARCH_TEXT, NAME, Rule, SEARCH, text, value } from '../../common/rules';
 
 /**
  * The rules of a group's fields, declared once: the input types below carry them (`@Rule`),
@@ -67,5 +67,20 @@ export enum GroupSortField {
   modifiedAt = 'modifiedAt',
   name = 'name',
 }
-export const GroupListArgs = sortableArgs('Group', GroupSortField, { modifiedSince: true });
-export type GroupListArgs = InstanceType<typeof GroupListArgs>;
+
+@InputType({ description: 'Finds groups: every given filter must match.' })
+@Rule({ name: 'ApiGroupFilter' })
+export class GroupFilter {
+  @Field(() => String, {
+    nullable: true,
+    description: `1-${MAX_SEARCH_TEXT} characters after trimming: groups whose name or externalId contains the text, case-insensitive; % and _ are plain characters.`,
+  })
+  @Rule({ ...SEARCH.q, example: 'berl' })
+  q?: string | null;
+}
+
+@ArgsType()
+export class GroupListArgs extends sortableArgs('Group', GroupSortField, { modifiedSince: true }) {
+  @Field(() => GroupFilter, { nullable: true, description: 'Only groups matching every given filter.' })
+  filter?: GroupFilter | null;
+}

@@ -20,8 +20,8 @@ export const groupRoutes: RouteSpec[] = [
     status: 200,
     list: true,
     response: { name: 'ApiGroupsResponse', item: 'ApiGroupResponse' },
-    document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!], $modifiedSince: DateTimeISO) {
-      result: groups(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...GroupFields } limit skip size hasNextPage }
+    document: `query getGroups($limit: Int, $skip: Int, $sort: [GroupSort!], $modifiedSince: DateTimeISO, $filter: GroupFilter) {
+      result: groups(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince, filter: $filter) { results { ...GroupFields } limit skip size hasNextPage }
     } ${GROUP}`,
   },
   {

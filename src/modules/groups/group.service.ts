@@ -6,8 +6,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
-import { rejectInvalid, ruleIssues, under } from '../../common/validate';
+import { Checks, rejectInvalid, ruleIssues, under } from '../../common/validate';
 import { notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
+import { containsPattern, searchText } from '../../common/search';
+import type { LeanFilter } from '../../db/lean';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
 import { CreateGroupInput, type GroupListArgs, type UpdateGroupInput } from './group.inputs';
@@ -28,8 +30,20 @@ const EXTERNAL_ID_TAKEN = {
 export class GroupService {
   constructor(private readonly em: EntityManager) {}
 
+  /** One statement; `filter.q` is a condition of it, served by the trigram indexes on name and external_id. */
   async list(communityId: string, args: GroupListArgs): Promise<Page<Group>> {
-    return leanPage(this.em, Group, { communityId }, pageWindow(args));
+    const window = pageWindow(args);
+    const filters: LeanFilter[] = [];
+    if (args.filter) {
+      const checks = new Checks();
+      const q = searchText(checks, args.filter.q);
+      checks.done(['filter']);
+      if (q !== undefined) {
+        const p = containsPattern(q);
+        filters.push({ sql: 't."name" ilike ? or t."external_id" ilike ?', params: [p, p], fence: true });
+      }
+    }
+    return leanPage(this.em, Group, { communityId }, window, undefined, filters);
   }
 
   /** For output: a plain row, no entity to track. 404, not 403, for another community's group: do not reveal that it exists. */

@@ -1,6 +1,6 @@
-import { Field, ID, InputType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType } from 'type-graphql';
 import { sortableArgs } from '../../common/pagination';
-import { EXAMPLE_IDS, MEMBER, Rule } from '../../common/rules';
+import { EXAMPLE_IDS, MAX_FIELD_FILTERS, MAX_SEARCH_TEXT, MEMBER, Rule, SEARCH } from '../../common/rules';
 
 @InputType({ description: "A value for one of the community's additional fields." })
 @Rule({ name: 'ApiMemberFieldValueInput' })
@@ -88,5 +88,42 @@ export enum MemberSortField {
   lastName = 'lastName',
   firstName = 'firstName',
 }
-export const MemberListArgs = sortableArgs('Member', MemberSortField, { modifiedSince: true });
-export type MemberListArgs = InstanceType<typeof MemberListArgs>;
+
+@InputType({ description: "An additional field's value a member must have (exact match)." })
+@Rule({ name: 'ApiMemberFieldFilter' })
+export class MemberFieldFilter {
+  @Field(() => ID, { description: 'The id of one of the community\'s additional fields; another id is a BAD_USER_INPUT.' })
+  @Rule({ kind: 'value', example: EXAMPLE_IDS.additionalField })
+  id!: string;
+
+  @Field(() => String, { description: 'The value, compared exactly (case and spaces count).' })
+  @Rule(SEARCH.fieldValue)
+  value!: string;
+}
+
+@InputType({ description: 'Finds members: every given filter must match.' })
+@Rule({ name: 'ApiMemberFilter' })
+export class MemberFilter {
+  @Field(() => String, {
+    nullable: true,
+    description:
+      `1-${MAX_SEARCH_TEXT} characters after trimming: members whose firstName, lastName, "firstName lastName", emailAddress ` +
+      'or externalId contains the text, case-insensitive; % and _ are plain characters.',
+  })
+  @Rule(SEARCH.q)
+  q?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The member with this address, case-insensitive.' })
+  @Rule(SEARCH.emailAddress)
+  emailAddress?: string | null;
+
+  @Field(() => [MemberFieldFilter], { nullable: true, description: `At most ${MAX_FIELD_FILTERS}; each must match.` })
+  @Rule(SEARCH.fields)
+  fields?: MemberFieldFilter[] | null;
+}
+
+@ArgsType()
+export class MemberListArgs extends sortableArgs('Member', MemberSortField, { modifiedSince: true }) {
+  @Field(() => MemberFilter, { nullable: true, description: 'Only members matching every given filter.' })
+  filter?: MemberFilter | null;
+}

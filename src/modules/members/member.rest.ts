@@ -19,8 +19,8 @@ export const memberRoutes: RouteSpec[] = [
     status: 200,
     list: true,
     response: { name: 'ApiMembersResponse', item: 'ApiMemberResponse' },
-    document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!], $modifiedSince: DateTimeISO) {
-      result: members(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince) { results { ...MemberFields } limit skip size hasNextPage }
+    document: `query getMembers($limit: Int, $skip: Int, $sort: [MemberSort!], $modifiedSince: DateTimeISO, $filter: MemberFilter) {
+      result: members(limit: $limit, skip: $skip, sort: $sort, modifiedSince: $modifiedSince, filter: $filter) { results { ...MemberFields } limit skip size hasNextPage }
     } ${MEMBER}`,
   },
   {

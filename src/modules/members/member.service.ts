@@ -1,7 +1,7 @@
 import { isDeadlock, transaction, withDeadlockRetry } from '../../db/transaction';
 import { assertVersion, preconditionFailed, VERSION_COLUMN } from '../../db/version';
 import { LockMode, wrap } from '@mikro-orm/core';
-import { leanFindOne, leanPage } from '../../db/lean';
+import { leanCheckedPage, leanFindOne, leanPage, type LeanFilter } from '../../db/lean';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
@@ -13,7 +13,11 @@ import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { unknownFieldIssues, writeValues } from './member-values';
 import { insertRecords } from '../../db/write';
-import { bulkSizeIssues, rejectInvalid, under, type Path } from '../../common/validate';
+import { bulkSizeIssues, Checks, rejectInvalid, under, type Path } from '../../common/validate';
+import { containsPattern, searchText } from '../../common/search';
+import { isId } from '../../common/ids';
+import { SEARCH } from '../../common/rules';
+import { WALK_ROWS } from '../../db/lean';
 import { anyOf, arrayOf } from '../../db/sql';
 
 /** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
@@ -25,11 +29,79 @@ const taken = (base: Path, whole?: Path) => ({
 /** The member joined a group between reading its groups and locking it: the delete starts again. */
 class GroupsMoved extends Error {}
 
+/**
+ * The conditions of a member list's filter (alias `t` = members), checked first (400 naming
+ * `filter.q`, `filter.emailAddress`, `filter.fields.<i>`); `fieldIds` are the additional field
+ * ids to check against the community.
+ */
+export function memberFilters(filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
+  const filters: LeanFilter[] = [];
+  if (!filter) return { filters, fieldIds: [] };
+  const checks = new Checks();
+  const q = searchText(checks, filter.q);
+  checks.string('emailAddress', filter.emailAddress, { ...SEARCH.emailAddress, nullable: true });
+  const fields = filter.fields ?? [];
+  if (SEARCH.fields.maxItems !== undefined && fields.length > SEARCH.fields.maxItems) {
+    checks.add(['fields', SEARCH.fields.maxItems, 'id'], `At most ${SEARCH.fields.maxItems} additional field filters can be combined`);
+  }
+  fields.forEach((f, i) => checks.nest(['fields', i], new Checks().string('value', f.value, SEARCH.fieldValue).issues));
+  rejectInvalid(under(['filter'], checks.issues));
+  if (filter.emailAddress != null) {
+    // members_community_email_unique: (community_id, lower(email_address)).
+    filters.push({ sql: 'lower(t."email_address") = lower(?)', params: [filter.emailAddress] });
+  }
+  if (q !== undefined) {
+    // One trigram GIN index per searched column (pg_trgm serves ILIKE '%...%'); the planner ORs their bitmaps.
+    const p = containsPattern(q);
+    filters.push({
+      sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
+         or t."email_address" ilike ? or t."external_id" ilike ?`,
+      params: [p, p, p, p, p],
+      fence: true,
+    });
+  }
+  for (const f of fields) {
+    // member_field_values_field_value_idx: (field_id, md5(value)) include (member_id); the value itself decides.
+    // As a probe (walked pages): the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
+    filters.push({
+      sql: `t."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ?)`,
+      probe: `exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)`,
+      params: [isId(f.id) ? f.id : null, f.value, f.value],
+      // Index entries only (md5 collisions aside, the same rows): capped at WALK_ROWS.
+      many: {
+        sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
+        params: [isId(f.id) ? f.id : null, f.value],
+      },
+    });
+  }
+  return { filters, fieldIds: fields.map((f) => f.id) };
+}
+
 export class MemberService {
   constructor(private readonly em: EntityManager) {}
 
+  /**
+   * One page, in one statement whatever the filters: each filter is a condition of the page
+   * statement (served by the search indexes, docs/performance.md), and the additional field
+   * ids of `field.` filters are checked in that same statement.
+   */
   async list(communityId: string, args: MemberListArgs): Promise<Page<Member>> {
-    return leanPage(this.em, Member, { communityId }, pageWindow(args));
+    const window = pageWindow(args);
+    const { filters, fieldIds } = memberFilters(args.filter);
+    if (!fieldIds.length) return leanPage(this.em, Member, { communityId }, window, undefined, filters);
+    const asked = [...new Set(fieldIds.filter(isId).map((id) => id.toLowerCase()))];
+    const { page, check } = await leanCheckedPage<Member, { knownFieldIds: string[] | null }>(this.em, Member, { communityId }, window, {
+      select: `array(select f.id::text from additional_fields f where f.community_id = ? and f.id = ${anyOf('uuid')}) as "knownFieldIds"`,
+      params: [communityId, arrayOf(asked)],
+      names: ['knownFieldIds'],
+    }, filters);
+    const known = new Set(check.knownFieldIds ?? []);
+    const unknown: FieldIssue[] = [];
+    fieldIds.forEach((id, i) => {
+      if (!known.has(id.toLowerCase())) unknown.push({ path: ['filter', 'fields', i, 'id'], detail: `${id} is not an additional field of this community` });
+    });
+    rejectInvalid(unknown);
+    return page;
   }
 
   /** For output: a plain row. 404, not 403, for another community's member; a non-UUID id matches nothing. */

@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/process';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Runs `src/main.ts` as `npm start` does and resolves with its exit code and output. */
+function runService(env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+function postmasterAlive(dir: string): boolean {
+  const pidFile = path.join(dir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return false;
+  try {
+    process.kill(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start exits non-zero when the service cannot boot', () => {
+  const dir = path.resolve(ROOT, '.data', `boot-test-pg-${process.pid}`);
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('with DATABASE_URL pointing at no server', async () => {
+    const closed = await freePort();
+    const { code, out } = await runService({ DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/none`, PORT: String(await freePort()) });
+    expect(code, out).not.toBe(0);
+    expect(code, out).not.toBeNull();
+  }, 90_000);
+
+  it('with the embedded database, when its port is taken: exit 1, and the embedded server is stopped', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, () => resolve()));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    try {
+      const { code, out } = await runService({
+        DATABASE_URL: undefined,
+        REDIS_URL: undefined,
+        EMBEDDED_PG_DIR: dir,
+        EMBEDDED_PG_PORT: String(await freePort()),
+        PORT: String(taken),
+      });
+      expect(code, out).toBe(1);
+      // It did start the embedded server (the cluster exists) and stopped it on the way out.
+      expect(fs.existsSync(path.join(dir, 'PG_VERSION'))).toBe(true);
+      for (let i = 0; i < 100 && postmasterAlive(dir); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(postmasterAlive(dir)).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,68 @@
+import net from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { expectProblem } from '../helpers/factories';
+import { listen } from '../../src/runtime';
+import { rawHttp } from '../helpers/process';
+
+/** Errors of the HTTP layer itself: Node's parser, methods, subscriptions. */
+let app: TestApp;
+let t: Tenant;
+let server: Server;
+let port: number;
+beforeAll(async () => {
+  app = await startTestApp();
+  t = await app.tenant();
+  server = await listen(app.runtime.app, 0);
+  port = (server.address() as net.AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await app.close();
+});
+
+const raw = (data: string) => rawHttp(port, data);
+
+describe("Node's HTTP parser errors are problem+json", () => {
+  it('431 for an oversize request line or header', async () => {
+    for (const res of [
+      await raw(`GET /api/v1/groups?${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`),
+    ]) {
+      expect(res.status).toBe(431);
+      expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.any(String) });
+    }
+  });
+
+  it('400 for a request Node cannot parse', async () => {
+    const res = await raw('NOT AN HTTP REQUEST\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, type: '/problems/validation-error' });
+  });
+});
+
+describe('405 for a known path with another method', () => {
+  it('REST: Allow derived from the route table', async () => {
+    const res = await app.http.put('/api/v1/groups').set('X-API-Key', t.key).send({});
+    expectProblem(res, 405);
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+    const one = await app.http.put('/api/v1/groups/some-id').set('X-API-Key', t.key);
+    expectProblem(one, 405);
+    expect(one.headers.allow).toBe('DELETE, GET, HEAD, PATCH');
+    expectProblem(await app.http.put('/api/v1/nowhere').set('X-API-Key', t.key), 404);
+  });
+
+  it('fixed endpoints', async () => {
+    const health = await app.http.post('/health');
+    expect(health.status).toBe(405);
+    expect(health.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(health.headers.allow).toBe('GET, HEAD');
+    const graphql = await app.http.put('/graphql').send({ query: '{ groups { size } }' });
+    expect(graphql.status).toBe(405);
+    expect(graphql.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(graphql.headers.allow).toBe('GET, HEAD, POST');
+  });
+});

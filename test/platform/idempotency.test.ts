@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { sqlWith } from '../helpers/jobs';
+import { sleep } from '../helpers/jobs';
+import { expectProblem } from '../helpers/problem';
+import { countSql } from '../helpers/sql-count';
+
+let app: TestApp;
+let t: Tenant;
+let sql: ReturnType<typeof sqlWith>;
+const auth = (tenant: Tenant, key?: string) => ({ 'X-API-Key': tenant.key, ...(key ? { 'Idempotency-Key': key } : {}) });
+const count = async (table: string, communityId: string) =>
+  Number(((await sql(`select count(*)::int as n from ${table} where community_id = ?`, [communityId])) as { n: number }[])[0].n);
+
+beforeAll(async () => {
+  app = await startTestApp({}, { worker: { pollInterval: 200 } });
+  t = await app.tenant();
+  sql = sqlWith(app);
+});
+afterAll(() => app.close());
+
+describe('Idempotency-Key on POST', () => {
+  it('a repeat replays the first answer (same status and body) with Idempotent-Replayed and creates nothing', async () => {
+    const body = { members: [{ externalId: 'idem-1', firstName: 'A' }, { externalId: 'idem-2', firstName: 'B' }] };
+    const first = await app.http.post('/api/v1/members/_bulk').set(auth(t, 'bulk-1')).send(body);
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await app.http.post('/api/v1/members/_bulk').set(auth(t, 'bulk-1')).send(body);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await count('members', t.communityId)).toBe(2);
+  });
+
+  it('the same key with another body is a 422 naming the header, and changes nothing', async () => {
+    await app.http.post('/api/v1/groups').set(auth(t, 'grp-a')).send({ name: 'A' }).expect(201);
+    const before = await count('groups', t.communityId);
+    const res = await app.http.post('/api/v1/groups').set(auth(t, 'grp-a')).send({ name: 'B' });
+    expectProblem(res, 422, '#/header/Idempotency-Key');
+    const otherPath = await app.http.post('/api/v1/members').set(auth(t, 'grp-a')).send({ name: 'A' });
+    expectProblem(otherPath, 422, '#/header/Idempotency-Key');
+    expect(await count('groups', t.communityId)).toBe(before);
+  });
+
+  it('an error answer of the operation (409) is stored and replayed; its key does not run again', async () => {
+    await app.http.post('/api/v1/groups').set(auth(t)).send({ name: 'X', externalId: 'taken' }).expect(201);
+    const first = await app.http.post('/api/v1/groups').set(auth(t, 'dup')).send({ name: 'Y', externalId: 'taken' });
+    expectProblem(first, 409, '/externalId');
+    // The externalId becomes free; the stored 409 is still the answer to this key.
+    await sql('delete from groups where community_id = ? and external_id = ?', [t.communityId, 'taken']);
+    const again = await app.http.post('/api/v1/groups').set(auth(t, 'dup')).send({ name: 'Y', externalId: 'taken' });
+    expect(again.status).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await count('groups', t.communityId)).toBeGreaterThan(0);
+  });
+
+  it('a 404 of the operation is stored too and replayed', async () => {
+    const missing = '00000000-0000-7000-8000-000000000000';
+    const body = { memberId: missing };
+    const first = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expectProblem(first, 404);
+    const again = await app.http.post(`/api/v1/groups/${missing}/memberships`).set(auth(t, 'k404')).send(body);
+    expect(again.status).toBe(404);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+  });
+
+  it('keys are per API key: another key with the same Idempotency-Key runs anew', async () => {
+    const other = await app.tenant();
+    const a = await app.http.post('/api/v1/groups').set(auth(t, 'shared')).send({ name: 'S' });
+    const b = await app.http.post('/api/v1/groups').set(auth(other, 'shared')).send({ name: 'S' });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    expect(b.body.id).not.toBe(a.body.id);
+  });
+
+  it('a 403 is not stored: the same key works once the key may write', async () => {
+    const reader = await app.tenant({ scopes: ['groups:read'] });
+    const denied = await app.http.post('/api/v1/groups').set(auth(reader, 'k403')).send({ name: 'Z' });
+    expectProblem(denied, 403);
+    const rows = await sql('select count(*)::int as n from idempotency_keys where key = ?', ['k403']);
+    expect((rows as { n: number }[])[0].n).toBe(0);
+  });
+
+  it('a malformed Idempotency-Key is a 400 naming the header', async () => {
+    for (const key of ['x'.repeat(256), 'tab\tkey', 'é']) {
+      const res = await app.http.post('/api/v1/groups').set('X-API-Key', t.key).set('Idempotency-Key', key).send({ name: 'K' });
+      expectProblem(res, 400, '#/header/Idempotency-Key');
+    }
+  });
+
+  it('an invalid body with a key is answered 400 and the repeat replays it', async () => {
+    const first = await app.http.post('/api/v1/groups').set(auth(t, 'bad-body')).send({ name: '' });
+    expectProblem(first, 400, '/name');
+    const again = await app.http.post('/api/v1/groups').set(auth(t, 'bad-body')).send({ name: '' });
+    expect(again.status).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('expired keys are purged by the scheduled task and the key can be used again', async () => {
+    await app.http.post('/api/v1/groups').set(auth(t, 'old')).send({ name: 'Old' }).expect(201);
+    await app.http.post('/api/v1/groups').set(auth(t, 'young')).send({ name: 'Young' }).expect(201);
+    await sql(`update idempotency_keys set expires_at = now() - interval '1 second' where key = ?`, ['old']);
+    // The worker registered the hourly schedule; run the task now, through the queue.
+    const schedules = await sql('select identifier from graphile_worker._private_known_crontabs', []);
+    expect(schedules).toContainEqual({ identifier: 'purge_idempotency_keys' });
+    await sql(`select graphile_worker.add_job('purge_idempotency_keys', '{}'::json)`, []);
+    for (let i = 0; i < 100 && (await sql('select 1 from idempotency_keys where key = ?', ['old'])).length; i++) await sleep(100);
+    expect(await sql('select 1 from idempotency_keys where key = ?', ['old'])).toEqual([]);
+    expect(await sql('select 1 from idempotency_keys where key = ?', ['young'])).toHaveLength(1);
+    const fresh = await app.http.post('/api/v1/groups').set(auth(t, 'old')).send({ name: 'Old' });
+    expect(fresh.status).toBe(201);
+    expect(fresh.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('GraphQL mutations take the same header: one effect, the repeat replayed, another request 422', async () => {
+    const tenant = await app.tenant();
+    const send = (name: string, key = 'gql-1') =>
+      app.http
+        .post('/graphql')
+        .set({ 'X-API-Key': tenant.key, 'Idempotency-Key': key })
+        .send({ query: 'mutation($n: String!) { createGroup(input: { name: $n }) { id name } }', variables: { n: name } });
+    const first = await send('Q');
+    expect(first.status).toBe(200);
+    expect(first.body.data.createGroup.name).toBe('Q');
+    const again = await send('Q');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await count('groups', tenant.communityId)).toBe(1);
+    const other = await send('R');
+    expect(other.status).toBe(422);
+    expect(other.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(await count('groups', tenant.communityId)).toBe(1);
+    // The key is the REST key's too: a REST POST with it is another request.
+    expectProblem(await app.http.post('/api/v1/groups').set(auth(tenant, 'gql-1')).send({ name: 'Q' }), 422);
+  });
+
+  it('import triggers (CSV) and notifications: one job and one notification per key, the repeat replayed', async () => {
+    const tenant = await app.tenant();
+    const csv = 'externalId,firstName\nimp-a,A\nimp-b,B\n';
+    const trigger = () =>
+      app.http.post('/api/v1/triggers/members/import').set(auth(tenant, 'import-1')).set('Content-Type', 'text/csv').send(csv);
+    const first = await trigger();
+    expect(first.status).toBe(202);
+    const again = await trigger();
+    expect(again.status).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(await count('import_jobs', tenant.communityId)).toBe(1);
+
+    const member = (await app.http.post('/api/v1/members').set(auth(tenant)).send({ firstName: 'N' })).body.id;
+    const body = { title: 'Hi', message: 'Hello', memberIds: [member] };
+    const sent = await app.http.post('/api/v1/notifications').set(auth(tenant, 'note-1')).send(body);
+    expect(sent.status).toBe(201);
+    const resent = await app.http.post('/api/v1/notifications').set(auth(tenant, 'note-1')).send(body);
+    expect(resent.headers['idempotent-replayed']).toBe('true');
+    expect(resent.body).toEqual(sent.body);
+    expect(await count('notifications', tenant.communityId)).toBe(1);
+  });
+
+  it('costs two statements (lookup-and-lock, store) and a transaction around the write; a replay one; no savepoint', async () => {
+    const counter = countSql(app.runtime);
+    try {
+      const statements = async (key?: string, path = '/api/v1/groups', body: object = { name: 'counted' }) => {
+        counter.reset();
+        const req = app.http.post(path).set('X-API-Key', t.key);
+        if (key) req.set('Idempotency-Key', key);
+        expect((await req.send(body)).status).toBe(201);
+        // The hourly purge of this file's worker could run in between: its DELETE is not the request's.
+        return counter.statements.filter((s) => s.source === 'orm' && !s.sql.includes('delete from idempotency_keys')).map((s) => s.sql.trim().split(/\s+/)[0].toLowerCase());
+      };
+      await statements(); // warm
+      // A group create is one set-based INSERT (db/write.ts), atomic without a transaction of its own.
+      expect(await statements()).toEqual(['insert']);
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'insert', 'commit;']);
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'commit;']);
+      // A member create opens a transaction of its own; with a key it joins the request's (no SAVEPOINT/RELEASE).
+      const member = { firstName: 'Counted' };
+      const alone = await statements(undefined, '/api/v1/members', member);
+      expect(alone[0]).toBe('begin;');
+      expect(alone[alone.length - 1]).toBe('commit;');
+      expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', ...alone.slice(1, -1), 'insert', 'commit;']);
+    } finally {
+      counter.stop();
+    }
+  });
+});

@@ -1,0 +1,190 @@
+import type { Server } from 'node:http';
+import type net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../src/rest/routes';
+import { listen } from '../../src/runtime';
+import { nulIssues } from '../../src/graphql/nul-check';
+import { tooDeep } from '../../src/common/json-depth';
+import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { snapshot } from '../helpers/fuzz';
+import { rawRequest } from '../helpers/raw-request';
+
+/**
+ * Every class of 5xx or INTERNAL_SERVER_ERROR an outside stateful fuzzer (and then our own,
+ * test/platform/model-fuzz.test.ts) found, each kept as a test named after its class.
+ */
+let app: TestApp;
+let t: Tenant;
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  t = await app.tenant({ rateLimitPerHour: 10_000_000 });
+  server = await listen(app.runtime.app, 0);
+  port = (server.address() as net.AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await app.close();
+});
+
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  rawRequest(port, {
+    method,
+    path,
+    headers: { 'x-api-key': t.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const deep = (n: number, inner = '') => '['.repeat(n) + inner + ']'.repeat(n);
+
+describe('malformed percent-encoding in a path parameter', () => {
+  const MALFORMED = ['%zz', '%', '%E0%A4%A', '%C0%AE%C0%AE', '%ED%A0%80', 'a%2', '%%'];
+  const paramRoutes = [...new Set(routes.filter((r) => r.path.includes(':')).map((r) => r.path))];
+
+  it('is a 400 problem+json naming the parameter, on every route with a parameter and every method', async () => {
+    for (const path of paramRoutes) {
+      const params = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+      for (const target of params) {
+        for (const bad of MALFORMED) {
+          const url = '/api/v1' + path.replace(/:(\w+)/g, (_, name: string) => (name === target ? bad : 'x'));
+          for (const method of ['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'HEAD']) {
+            const res = await send(method, url);
+            expect(res.status, `${method} ${url}: ${res.text}`).toBe(400);
+            if (method === 'HEAD') continue;
+            expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+            expect(res.body.errors).toContainEqual({ pointer: `#/path/${target}`, detail: expect.stringContaining(target) });
+          }
+        }
+      }
+    }
+  });
+
+  it('outside a parameter (a fixed word, or no route) is a 404, never a 5xx', async () => {
+    for (const url of ['/api/v1/%zz', '/api/v1/groups/x/%zz', '/api/v1/groups/x/memberships/%zz/y', '/%zz', '/graphql/%zz']) {
+      const res = await send('GET', url);
+      expect(res.status, `${url}: ${res.text}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `${url}: ${res.text}`).toBeLessThan(500);
+    }
+  });
+
+  it('well-formed encodings still reach the route: an encoded dot segment or slash is an id that matches nothing (404)', async () => {
+    for (const id of ['%2e%2e', '%2E', '..%2F..', '%2F', 'a'.repeat(5000), '%F0%9F%98%80']) {
+      const res = await send('GET', `/api/v1/groups/${id}`);
+      expect(res.status, `${id}: ${res.text}`).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+  });
+});
+
+describe('deeply nested JSON', () => {
+  it('10,000 levels in any field of any JSON body route: 400 naming the limit, nothing written', async () => {
+    const before = await snapshot(app, t.communityId);
+    const bodyRoutes = routes.filter((r) => r.body);
+    for (const route of bodyRoutes) {
+      const url = '/api/v1' + route.path.replace(/:(\w+)/g, 'x');
+      for (const raw of [
+        `{"name":"x","about":${deep(10_000)}}`,
+        `{"members":[{"externalId":"a","firstName":${deep(10_000)}}],"groups":[{"externalId":"a","name":${deep(10_000)}}],"groupMemberships":[{"title":${deep(10_000)}}]}`,
+        deep(10_000),
+        `{"a":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}`,
+      ]) {
+        const res = await send(route.method, url, raw);
+        expect(res.status, `${route.method} ${url}: ${res.text.slice(0, 300)}`).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.detail).toMatch(/nesting exceeds the limit of 64 levels \(JSON_MAX_DEPTH\)/);
+        expect(res.body.errors[0].pointer).toMatch(/^\//);
+      }
+    }
+    expect(await snapshot(app, t.communityId)).toBe(before);
+  });
+
+  it('a body as deep as the limit is judged on its fields; one level more is refused for its depth', async () => {
+    const at = await send('POST', '/api/v1/groups', `{"name":"x","about":${deep(63)}}`);
+    expect(at.status).toBe(400);
+    expect(at.body.detail).not.toMatch(/JSON_MAX_DEPTH/);
+    expect(at.body.errors).toContainEqual({ pointer: '/about', detail: expect.any(String) });
+    const over = await send('POST', '/api/v1/groups', `{"name":"x","about":${deep(64)}}`);
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(/JSON_MAX_DEPTH/);
+    expect(over.body.errors[0].pointer).toBe('/about' + '/0'.repeat(63));
+  });
+
+  it('in GraphQL variables (and extensions): 400 naming the limit, never INTERNAL_SERVER_ERROR', async () => {
+    const query = 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }';
+    for (const raw of [
+      `{"query":${JSON.stringify(query)},"variables":{"input":{"name":"x","about":${deep(10_000)}}}}`,
+      `{"query":"{ groups { size } }","variables":{"x":${deep(10_000)}}}`,
+      `{"query":"{ groups { size } }","extensions":{"x":${deep(10_000)}}}`,
+    ]) {
+      const res = await send('POST', '/graphql', raw);
+      expect(res.status, res.text.slice(0, 300)).toBe(400);
+      expect(res.text).not.toMatch(/INTERNAL_SERVER_ERROR/);
+      expect(res.body.detail).toMatch(/JSON_MAX_DEPTH/);
+    }
+  });
+
+  it('the walks over client values are iterative: 100,000 levels neither overflow the stack nor stop', () => {
+    const value = JSON.parse(deep(100_000, '"\\u0000"'));
+    expect(tooDeep(value, 64)).toHaveLength(64);
+    const issues = nulIssues(undefined, { input: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0].path).toHaveLength(100_001);
+  });
+});
+
+describe('GraphQL documents of unexpected shapes', () => {
+  it('an operationName the document does not define: 400 OPERATION_RESOLUTION_FAILURE, also once compiled', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await send('POST', '/graphql', { query: 'query A { groups { size } }', operationName: 'Z' });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ message: 'Unknown operation named "Z".', extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } });
+    }
+  });
+
+  it('a persisted-query hash that does not match its document: 400 BAD_REQUEST, not INTERNAL_SERVER_ERROR', async () => {
+    const res = await send('POST', '/graphql', { query: '{ groups { size } }', extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+  });
+});
+
+describe('a body whose Content-Encoding does not match its bytes', () => {
+  it('gzip, deflate or br over plain or empty bytes: 400 problem+json naming the body, on REST and /graphql', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      for (const body of ['', '{"name":"x"}']) {
+        for (const path of ['/api/v1/groups', '/graphql']) {
+          const res = await send('POST', path, body, { 'content-type': 'application/json', 'content-encoding': encoding });
+          expect(res.status, `${encoding} ${path}: ${res.text}`).toBe(400);
+          expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(res.body.errors).toEqual([{ pointer: '/', detail: expect.stringMatching(/decompressed/) }]);
+        }
+      }
+    }
+  });
+});
+
+describe('unpaired surrogates in a string', () => {
+  it('a lone \\uD800 or \\uDC00 in a REST body or a GraphQL variable: 400 naming the field, nothing written', async () => {
+    const before = await snapshot(app, t.communityId);
+    for (const escape of ['\\ud800', '\\udc00', 'a\\ud83d', '\\ude00b']) {
+      const res = await send('POST', '/api/v1/groups', `{"name":"x${escape}"}`);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.errors).toEqual([{ pointer: '/name', detail: expect.stringMatching(/unpaired surrogate/) }]);
+      const members = await send('POST', '/api/v1/members/_bulk', `{"members":[{"firstName":"a","lastName":"b"},{"firstName":"x${escape}","lastName":"b"}]}`);
+      expect(members.status, members.text).toBe(400);
+      expect(members.body.errors).toEqual([{ pointer: '/members/1/firstName', detail: expect.stringMatching(/unpaired surrogate/) }]);
+      const query = 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }';
+      const gql = await send('POST', '/graphql', `{"query":${JSON.stringify(query)},"variables":{"input":{"name":"x${escape}"}}}`);
+      expect(gql.status, gql.text).toBe(400);
+      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION', errors: [{ path: ['input', 'name'] }] });
+    }
+    // A well-formed pair (an emoji) is text like any other.
+    const ok = await send('POST', '/api/v1/groups', '{"name":"x\\ud83d\\ude00"}');
+    expect(ok.status, ok.text).toBe(201);
+    const read = await send('GET', `/api/v1/groups/${ok.body.id}`);
+    expect(read.body.name).toBe('x😀');
+    expect(before).not.toBe(await snapshot(app, t.communityId));
+  });
+});

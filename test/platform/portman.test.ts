@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printedOpenApi } from '../../src/openapi';
+import { deref, operations } from '../helpers/examples';
+import { startTestApp, type TestApp } from '../helpers/app';
+
+// newman has no type declarations; its Node API is run(options, callback).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const newman = require('newman') as { run(options: object, done: (err: Error | null, summary: any) => void): void };
+
+const ROOT = path.resolve(__dirname, '../..');
+const PORTMAN = path.join(path.dirname(require.resolve('@apideck/portman/package.json')), 'bin', 'portman');
+
+/**
+ * What README and docs/openapi.md tell users to run, from the served document and the
+ * shipped configuration only: `npx @apideck/portman -u <served document> -c
+ * portman/portman-config.json`, then newman with an API key.
+ */
+describe('Portman + newman from the served document and portman/portman-config.json', () => {
+  let app: TestApp;
+  let server: Server;
+  let base: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    server = app.runtime.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portman-'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await app?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives 0 failed assertions over every operation of the document, in a fresh community', async () => {
+    const collection = path.join(dir, 'collection.json');
+    await promisify(execFile)(
+      process.execPath,
+      [PORTMAN, '-u', `${base}/api/v1/openapi.json`, '-c', 'portman/portman-config.json', '-o', collection],
+      { cwd: ROOT, timeout: 120_000 },
+    );
+    const t = await app.tenant();
+    const summary = await new Promise<any>((resolve, reject) =>
+      newman.run(
+        {
+          collection: JSON.parse(fs.readFileSync(collection, 'utf8')),
+          // The configuration's baseUrl is the README's localhost:3000; this run's service listens elsewhere.
+          envVar: [
+            { key: 'baseUrl', value: `${base}/api/v1` },
+            { key: 'apiKey', value: t.key },
+          ],
+          reporters: [],
+        },
+        (err, result) => (err ? reject(err) : resolve(result)),
+      ),
+    );
+    const failures = summary.run.failures.map((f: any) => `${f.source?.name}: ${f.error?.message}`);
+    expect(failures).toEqual([]);
+    const { stats, executions } = summary.run;
+    expect(stats.assertions.failed).toBe(0);
+    expect(stats.assertions.total).toBeGreaterThan(200);
+    // Every operation ran once, and each answered its success status.
+    const doc = await (await fetch(`${base}/api/v1/openapi.json`)).json();
+    expect(executions).toHaveLength(operations(doc).size);
+    for (const e of executions) expect(e.response.code, e.item.name).toBeLessThan(300);
+  }, 180_000);
+});
+
+describe('links: each create leads to the operations that take its id', () => {
+  const doc = JSON.parse(printedOpenApi());
+  const ops = operations(doc);
+
+  it('every link names an operation and only parameters it has; every record operation is reached', () => {
+    const reached = new Set<string>();
+    for (const [id, { op }] of ops) {
+      for (const response of Object.values<any>(op.responses)) {
+        for (const link of Object.values<any>(response.links ?? {})) {
+          const target = ops.get(link.operationId);
+          expect(target, `${id} -> ${link.operationId}`).toBeDefined();
+          const names = (target!.op.parameters ?? []).map((p: any) => deref(doc, p).name);
+          for (const name of Object.keys(link.parameters)) expect(names, `${id} -> ${link.operationId}`).toContain(name);
+          // The target's required path parameters are all given.
+          for (const p of (target!.op.parameters ?? []).map((x: any) => deref(doc, x)).filter((x: any) => x.in === 'path')) {
+            expect(Object.keys(link.parameters), `${id} -> ${link.operationId}`).toContain(p.name);
+          }
+          reached.add(link.operationId);
+        }
+      }
+    }
+    const withIdentifier = [...ops].filter(([, o]) => o.path.includes('{identifier}')).map(([id]) => id);
+    expect(withIdentifier.filter((id) => !reached.has(id))).toEqual([]);
+    expect(ops.get('addGroup')!.op.responses[201].links.getGroup.parameters).toEqual({ identifier: '$response.body#/id', key: 'id' });
+    expect(ops.get('importGroups')!.op.responses[202].links.getImportJob.parameters).toEqual({ identifier: '$response.body#/id' });
+  });
+});

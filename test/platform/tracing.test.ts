@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ADMIN_TOKEN } from '../helpers/app';
+import { startOtlpReceiver } from '../helpers/otlp';
+import { parseMetrics, total } from '../helpers/prometheus';
+import { freePort, serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { startReceiver } from '../helpers/receiver';
+
+// The OpenTelemetry SDK patches http, pg and graphql as they load: tracing is tested on a real
+// service process (src/main.ts), exporting to a real OTLP/HTTP receiver.
+describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
+  let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let service: ServiceProcess;
+  let tenant: { key: string; keyId: string };
+  let metricsPort: number;
+  const SERVER = 2; // SpanKind.SERVER in OTLP
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    metricsPort = await freePort();
+    service = await startService({
+      METRICS_PORT: String(metricsPort),
+      DATABASE_URL: inject('databaseUrl'),
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'community-api-test',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+    tenant = await serviceTenant(service.url, ADMIN_TOKEN, 'traced');
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await otlp?.close();
+  });
+
+  it('one GET /api/v1/groups with a traceparent: HTTP span -> operation span -> SQL spans, in the caller\'s trace; the log line carries its ids', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const res = await fetch(`${service.url}/api/v1/groups`, {
+      headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${callerSpan}-01`, 'x-request-id': 'trace-test-1' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('trace-test-1');
+    await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.kind === SERVER) && spans.some((s) => s.traceId === traceId && s.name.startsWith('query ')));
+    // Let the SQL spans' batch arrive too.
+    await otlp.until((spans) => spans.filter((s) => s.traceId === traceId).length >= 3);
+    const trace = otlp.spans.filter((s) => s.traceId === traceId);
+    const server = trace.find((s) => s.kind === SERVER)!;
+    expect(server.parentSpanId).toBe(callerSpan);
+    expect(server.name).toBe('GET /api/v1/groups');
+    expect(server.attributes['http.route']).toBe('/api/v1/groups');
+    const operation = trace.find((s) => s.name === 'query getGroups')!;
+    expect(operation, trace.map((s) => s.name).join(', ')).toBeDefined();
+    expect(operation.parentSpanId).toBe(server.spanId);
+    const sql = trace.filter((s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql');
+    // The operation's statements are its children; the gate's (key lookup, rate limit) run before it, under the HTTP span.
+    expect(sql.filter((s) => s.parentSpanId === operation.spanId).length).toBeGreaterThanOrEqual(1);
+    expect(sql.filter((s) => s.parentSpanId === server.spanId).length).toBeGreaterThanOrEqual(1);
+    for (const s of sql) expect([operation.spanId, server.spanId], s.name).toContain(s.parentSpanId);
+    // No span per field resolver.
+    expect(trace.filter((s) => s.name.startsWith('graphql.resolve'))).toEqual([]);
+    // Probes make no traces.
+    await fetch(`${service.url}/readyz`);
+
+    const line = service
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'request' && l.requestId === 'trace-test-1');
+    expect(line).toMatchObject({ route: '/api/v1/groups', status: 200, keyId: tenant.keyId, trace_id: traceId, span_id: server.spanId });
+    expect(typeof line.ms).toBe('number');
+    expect(JSON.stringify(line)).not.toContain(tenant.key);
+  });
+
+  it('a caller\'s unsampled traceparent (flags 00) is followed: nothing of that request is exported', async () => {
+    const unsampled = randomBytes(16).toString('hex');
+    const sampled = randomBytes(16).toString('hex');
+    const get = (traceId: string, flags: string) =>
+      fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` } });
+    expect((await get(unsampled, '00')).status).toBe(200);
+    expect((await get(sampled, '01')).status).toBe(200);
+    // The sampled request's spans arrive after the unsampled one's would have.
+    await otlp.until((spans) => spans.some((s) => s.traceId === sampled && s.name === 'query getGroups'));
+    await otlp.until((spans) => spans.filter((s) => s.traceId === sampled).length >= 4);
+    expect(otlp.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+  });
+
+  it('a job queued by a request starts its own trace, linked to the request\'s', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await fetch(`${service.url}/api/v1/triggers/groups/import`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      body: JSON.stringify({ groups: [{ externalId: 'traced-1', name: 'Traced' }] }),
+    });
+    expect(res.status).toBe(202);
+    await otlp.until((spans) => spans.some((s) => s.name === 'job import_run' && s.links.some((l) => l.traceId === traceId)));
+    const job = otlp.spans.find((s) => s.name === 'job import_run' && s.links.some((l) => l.traceId === traceId))!;
+    expect(job.traceId).not.toBe(traceId);
+    expect(job.parentSpanId).toBe('');
+    // Its SQL is in its own trace.
+    await otlp.until((spans) => spans.some((s) => s.traceId === job.traceId && s.parentSpanId === job.spanId));
+  });
+
+  it('a webhook delivery sends traceparent to the receiver, from the delivery job\'s trace', async () => {
+    const receiver = await startReceiver();
+    try {
+      const created = await fetch(`${service.url}/api/v1/webhook_endpoints`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: receiver.url(), events: ['group.created'] }),
+      });
+      expect(created.status).toBe(201);
+      const write = await fetch(`${service.url}/api/v1/groups`, {
+        method: 'POST',
+        headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'hooked' }),
+      });
+      expect(write.status).toBe(201);
+      const deadline = Date.now() + 20_000;
+      while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(receiver.received.length).toBeGreaterThan(0);
+      const traceparent = receiver.received[0].headers.traceparent;
+      expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+      const [, deliveryTrace, clientSpan] = traceparent.split('-');
+      await otlp.until((spans) => spans.some((s) => s.traceId === deliveryTrace && s.name === 'job webhooks:deliver'));
+      const job = otlp.spans.find((s) => s.traceId === deliveryTrace && s.name === 'job webhooks:deliver')!;
+      await otlp.until((spans) => spans.some((s) => s.spanId === clientSpan));
+      // The outgoing POST's client span is a child of the delivery job's span.
+      expect(otlp.spans.find((s) => s.spanId === clientSpan)!.parentSpanId).toBe(job.spanId);
+      // And the delivery is counted, with its lag.
+      // METRICS_PORT: /metrics there only, not on the service's port.
+      expect((await fetch(`${service.url}/metrics`)).status).toBe(404);
+      const metrics = parseMetrics(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+      expect(total(metrics, 'webhook_delivery_attempts_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
+      expect(total(metrics, 'webhook_delivery_lag_seconds_count')).toBeGreaterThanOrEqual(1);
+    } finally {
+      await receiver.stop();
+    }
+  });
+});
