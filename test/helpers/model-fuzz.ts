@@ -854,7 +854,8 @@ function hostile(h: Hostile): Cmd {
     } else if (method !== 'GET' && method !== 'HEAD') {
       // The mutated request was legal after all (say a duplicate key, last one wins): read the truth back.
       if ((await records(r, c.id)) !== before) await resync(m, r, h.ci);
-      if (route.path.startsWith('/triggers') && res.status === 202) c.imports.push(res.body.id);
+      // resync read the import jobs already (the digest holds them): the job is counted once.
+      if (route.path.startsWith('/triggers') && res.status === 202 && !c.imports.includes(res.body.id)) c.imports.push(res.body.id);
     }
   });
 }

@@ -85,7 +85,8 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect((await get(sampled, '01')).status).toBe(200);
     // The sampled request's spans arrive after the unsampled one's would have.
     await otlp.until((spans) => spans.some((s) => s.traceId === sampled && s.name === 'query getGroups'));
-    await otlp.until((spans) => spans.filter((s) => s.traceId === sampled).length >= 4);
+    // HTTP, operation and page SQL (with REDIS_URL the rate limit makes no SQL span).
+    await otlp.until((spans) => spans.filter((s) => s.traceId === sampled).length >= 3);
     expect(otlp.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
   });
 
