@@ -42,6 +42,18 @@ const clientOf = (connection: OrmConnection): KnexClient => (connection.getKnex(
 
 const poolClient = (em: Pick<EntityManager, 'getConnection'>): KnexClient => clientOf(em.getConnection() as unknown as OrmConnection);
 
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** The primary pool's connections in use, idle, and requests waiting for one (metrics); undefined before the pool exists. */
+export function poolStats(em: Pick<EntityManager, 'getConnection'>): { used: number; idle: number; waiting: number } | undefined {
+  const pool = (poolClient(em) as unknown as { pool?: TarnPool }).pool;
+  return pool && { used: pool.numUsed(), idle: pool.numFree(), waiting: pool.numPendingAcquires() };
+}
+
 /** The read replicas' connections the ORM opened (its `replicas` option), in the order of their URLs. */
 export const replicaConnections = (em: Pick<EntityManager, 'getDriver'>): OrmConnection[] => driverOf(em).replicas;
 

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, register, Registry } 
 import type { Pool } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
+import { poolStats } from '../db/driver-pool';
 
 /**
  * Prometheus metrics (prom-client), one registry per runtime; the process's own metrics
@@ -33,12 +34,6 @@ export interface ScrapeSources {
   poolMax: number;
   tasks: string[];
   logger: Logger;
-}
-
-interface TarnPool {
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
 }
 
 export class Metrics {
@@ -133,16 +128,15 @@ export class Metrics {
   readonly contentType = this.registry.contentType;
 
   private databaseGauges({ orm, pool, poolMax, tasks, logger }: ScrapeSources) {
-    const tarn = () => (orm.em.getConnection().getKnex() as unknown as { client: { pool?: TarnPool } }).client.pool;
-    new Gauge<'pool' | 'state'>({
+        new Gauge<'pool' | 'state'>({
       name: 'db_pool_connections',
       help: 'Database connections by pool (orm: requests and jobs\' SQL; gate: keys and rate limits) and state (used, idle)',
       labelNames: ['pool', 'state'],
       registers: [this.registry],
       collect() {
-        const p = tarn();
-        this.set({ pool: 'orm', state: 'used' }, p?.numUsed() ?? 0);
-        this.set({ pool: 'orm', state: 'idle' }, p?.numFree() ?? 0);
+        const p = poolStats(orm.em);
+        this.set({ pool: 'orm', state: 'used' }, p?.used ?? 0);
+        this.set({ pool: 'orm', state: 'idle' }, p?.idle ?? 0);
         this.set({ pool: 'gate', state: 'used' }, pool.totalCount - pool.idleCount);
         this.set({ pool: 'gate', state: 'idle' }, pool.idleCount);
       },
@@ -163,7 +157,7 @@ export class Metrics {
       labelNames: ['pool'],
       registers: [this.registry],
       collect() {
-        this.set({ pool: 'orm' }, tarn()?.numPendingAcquires() ?? 0);
+        this.set({ pool: 'orm' }, poolStats(orm.em)?.waiting ?? 0);
         this.set({ pool: 'gate' }, pool.waitingCount);
       },
     });
