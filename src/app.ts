@@ -21,7 +21,7 @@ import { methodNotAllowed } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
 import type { Health } from './observability/health';
-import { labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
+import { inRequestTrace, labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
 import { checkPathParams } from './rest/path-params';
@@ -138,7 +138,7 @@ export async function createApp(deps: AppDeps) {
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
     (req: Request, res: Response, next: NextFunction) => {
       labelRoute(req, res, '/graphql');
-      callerScope.run({}, () => (reads ? withReadScope(next) : next()));
+      inRequestTrace(res, () => callerScope.run({}, () => (reads ? withReadScope(next) : next())));
     },
     graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {
