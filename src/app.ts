@@ -16,7 +16,7 @@ import { problem, problemOf, sendClassified, sendProblem } from './errors/proble
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
-import type { QueryLimits } from './graphql/limits';
+import { nestingError, type QueryLimits } from './graphql/limits';
 import { methodNotAllowed } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
@@ -140,6 +140,7 @@ export async function createApp(deps: AppDeps) {
       labelRoute(req, res, '/graphql');
       inRequestTrace(res, () => callerScope.run({}, () => (reads ? withReadScope(next) : next())));
     },
+    refuseDeepDocuments(config.jsonMaxDepth),
     graphqlIdempotency(apollo, gate, em, pool, state),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
@@ -208,5 +209,15 @@ export async function createApp(deps: AppDeps) {
       await apollo.stop();
       await gate.usage.flush();
     },
+  };
+}
+
+/** A document nested deeper than JSON_MAX_DEPTH is a parse failure, answered as Apollo answers one, before anything parses it. */
+function refuseDeepDocuments(max: number) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const query: unknown = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
+    const refused = typeof query === 'string' ? nestingError(query, max) : undefined;
+    if (!refused) return next();
+    res.status(400).json({ errors: [refused.toJSON()] });
   };
 }
