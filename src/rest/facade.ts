@@ -21,6 +21,7 @@ import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue }
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import type { RuntimeState } from '../state';
+import { SECRET_BOX } from '../security/secret-box';
 import { isDeadlock } from '../db/transaction';
 import { jsonAnswer, type Answer } from '../http/answer';
 import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
@@ -250,6 +251,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
           result = await runIdempotent({
             em: deps.em,
             pool: deps.pool,
+            box: deps.state.get(SECRET_BOX),
             owner: caller,
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),
