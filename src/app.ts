@@ -17,6 +17,7 @@ import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
 import { nestingError, type QueryLimits } from './graphql/limits';
+import { CALLER_LINE, CallerQueue, callerLine } from './http/caller-queue';
 import { methodNotAllowed } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
@@ -112,6 +113,14 @@ export async function createApp(deps: AppDeps) {
 
   // Before the /api/v1 gate: the contract and its docs page are readable without a key.
   app.use(openApiRouter(openApiDocument(schema)));
+
+  // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
+  const line = new CallerQueue(config.requestsPerCaller, config.callerQueueWaitMs, metrics && {
+    waited: () => metrics.callerQueueWaits.inc(),
+    refused: () => metrics.callerQueueRefusals.inc(),
+  });
+  state.set(CALLER_LINE, line);
+  app.use(['/api/v1', '/graphql'], callerLine(line));
 
   const v1 = express.Router();
   v1.use(async (req, res, next) => {
