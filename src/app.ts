@@ -115,10 +115,12 @@ export async function createApp(deps: AppDeps) {
   app.use(openApiRouter(openApiDocument(schema)));
 
   // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
-  const line = new CallerQueue(config.requestsPerCaller, config.callerQueueWaitMs, metrics && {
-    waited: () => metrics.callerQueueWaits.inc(),
-    refused: () => metrics.callerQueueRefusals.inc(),
-  });
+  const line = new CallerQueue(
+    config.requestsPerCaller,
+    config.callerQueueWaitMs,
+    metrics && { waited: () => metrics.callerQueueWaits.inc(), refused: () => metrics.callerQueueRefusals.inc() },
+    Math.max(config.requestsPerCaller, config.requestsPerCallerAlone),
+  );
   state.set(CALLER_LINE, line);
   app.use(['/api/v1', '/graphql'], callerLine(line));
 

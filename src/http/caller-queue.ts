@@ -4,13 +4,15 @@ import { BusyError } from '../errors/classify';
 import { slot } from '../state';
 
 /**
- * At most `perCaller` requests of one caller are processed at once by this instance; the
- * caller's further requests wait in line (first come, first served) and are refused with 503
- * and Retry-After after `waitMs`. The service's process has one thread: a caller with many
- * expensive requests in flight (pages of ten aliases each, bulk writes) fills its event loop
- * with their work, and every other caller's request waits behind all of it. With its own
- * requests lined up here instead, a caller competes with the others through at most
- * `perCaller` requests, and a caller alone loses nothing (its requests run back to back).
+ * While other callers are about (one of them sent a request in the last second), at most
+ * `perCaller` requests of one caller are processed at once by this instance; the caller's
+ * further requests wait in line (first come, first served) and are refused with 503 and
+ * Retry-After after `waitMs`. A caller alone may have `alone` in progress. The service's
+ * process has one thread: a caller with many expensive requests in flight (pages of ten
+ * aliases each, bulk writes) fills its event loop with their work, and every other caller's
+ * request waits behind all of it. With its own requests lined up here instead, a caller
+ * competes with the others through at most `perCaller` requests, and a caller alone keeps
+ * the whole process (its requests run back to back either way).
  *
  * The caller is the credential as presented (API key, operator token), before the gate checks
  * it: the line is taken before the body is read, and a wrong key is refused in its turn like
@@ -32,14 +34,41 @@ export interface QueueObserver {
   refused(): void;
 }
 
+/** How long a caller counts as about after its last request. */
+export const ABOUT_MS = 1000;
+
 export class CallerQueue {
   private readonly lines = new Map<string, Line>();
+  /** The caller of the latest request, and the latest caller other than it, with their times: enough to tell "someone else is about". */
+  private latest = { caller: '', at: -Infinity };
+  private other = { caller: '', at: -Infinity };
 
   constructor(
     readonly perCaller: number,
     readonly waitMs: number,
     private readonly observer?: QueueObserver,
+    readonly alone = perCaller,
+    private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /** Another caller sent a request within ABOUT_MS. */
+  private othersAbout(caller: string, now: number): boolean {
+    const last = this.latest.caller === caller ? this.other : this.latest;
+    return now - last.at < ABOUT_MS;
+  }
+
+  private seen(caller: string, now: number): void {
+    if (this.latest.caller === caller) this.latest.at = now;
+    else {
+      this.other = this.latest;
+      this.latest = { caller, at: now };
+    }
+  }
+
+  /** How many requests `caller` may have in progress now. */
+  capOf(caller: string): number {
+    return this.othersAbout(caller, this.now()) ? this.perCaller : this.alone;
+  }
 
   /** Requests of `caller` being processed now (tests). */
   running(caller: string): number {
@@ -60,7 +89,9 @@ export class CallerQueue {
     let line = this.lines.get(caller);
     if (!line) this.lines.set(caller, (line = new Line()));
     const release = once(() => this.release(caller));
-    if (line.running < this.perCaller) {
+    const now = this.now();
+    this.seen(caller, now);
+    if (line.waiting.length === 0 && line.running < (this.othersAbout(caller, now) ? this.perCaller : this.alone)) {
       line.running++;
       start(release);
       return { leave: () => undefined };
@@ -89,14 +120,14 @@ export class CallerQueue {
   private release(caller: string): void {
     const line = this.lines.get(caller);
     if (!line) return;
-    const next = line.waiting.shift();
-    if (next) {
-      // The place passes straight to the next in line.
-      clearTimeout(next.timer);
-      next.admit();
-      return;
-    }
     line.running--;
+    // The freed place goes to the next in line, while the caller is under its cap.
+    while (line.waiting.length && line.running < this.capOf(caller)) {
+      const next = line.waiting.shift()!;
+      clearTimeout(next.timer);
+      line.running++;
+      next.admit();
+    }
     this.forget(caller, line);
   }
 

@@ -2,14 +2,14 @@ import http from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALLER_LINE, CallerQueue } from '../../src/http/caller-queue';
+import { ABOUT_MS, CALLER_LINE, CallerQueue } from '../../src/http/caller-queue';
 import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { rawRequest } from '../helpers/raw-request';
 
 describe('CallerQueue', () => {
   it('admits perCaller at once, lines up the rest first come first served, passes each freed place to the next', () => {
-    const q = new CallerQueue(2, 60_000);
+    const q = new CallerQueue(2, 60_000, undefined, 2);
     const started: string[] = [];
     const releases = new Map<string, () => void>();
     const enter = (caller: string, name: string) =>
@@ -38,8 +38,28 @@ describe('CallerQueue', () => {
     expect(started).not.toContain('a4');
   });
 
+  it('a caller alone may have `alone` in progress; while another caller is about (a request within ABOUT_MS), `perCaller`', () => {
+    let now = 0;
+    const q = new CallerQueue(2, 60_000, undefined, 5, () => now);
+    const releases: (() => void)[] = [];
+    const enter = (caller: string) => q.enter(caller, (release) => releases.push(release), () => undefined);
+    for (let i = 0; i < 6; i++) enter('a');
+    expect([q.running('a'), q.waiting('a')]).toEqual([5, 1]);
+    now = 10;
+    enter('b'); // b is about: a's cap is 2 now
+    releases[0]();
+    expect([q.running('a'), q.waiting('a')]).toEqual([4, 1]); // over its cap: the freed place is not passed on
+    releases[1]();
+    releases[2]();
+    releases[3]();
+    expect([q.running('a'), q.waiting('a')]).toEqual([2, 0]); // under the cap again: the one waiting started
+    now = 10 + ABOUT_MS; // b has been quiet for ABOUT_MS
+    for (let i = 0; i < 3; i++) enter('a');
+    expect([q.running('a'), q.waiting('a')]).toEqual([5, 0]);
+  });
+
   it('refuses a request that waited waitMs, and forgets an idle caller', async () => {
-    const q = new CallerQueue(1, 50);
+    const q = new CallerQueue(1, 50, undefined, 1);
     let release: (() => void) | undefined;
     const outcome: string[] = [];
     q.enter('a', (r) => (release = r), () => outcome.push('first refused'));
@@ -50,7 +70,7 @@ describe('CallerQueue', () => {
   });
 });
 
-describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1)', () => {
+describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () => {
   let app: TestApp;
   let a: Tenant;
   let b: Tenant;
@@ -58,7 +78,7 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1)', () => {
   let port: number;
 
   beforeAll(async () => {
-    app = await startTestApp({ REQUESTS_PER_CALLER: '1', CALLER_QUEUE_WAIT_SECONDS: '1' });
+    app = await startTestApp({ REQUESTS_PER_CALLER: '1', REQUESTS_PER_CALLER_ALONE: '1', CALLER_QUEUE_WAIT_SECONDS: '1' });
     a = await app.tenant();
     b = await app.tenant();
     server = await listen(app.runtime.app, 0);
