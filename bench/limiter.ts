@@ -1,17 +1,18 @@
 /**
  * The rate limiter alone: `node -r @swc-node/register bench/limiter.ts` (docs/performance.md,
- * "Rate limiter"). `LIMITER_CONCURRENCY` (64) callers count requests of one key, each
- * sending its next request as soon as its last one is answered, as the bench's connections
- * do, in alternating rounds of these arms:
+ * "Decisions"). `LIMITER_CONCURRENCY` (64) callers count `LIMITER_REQUESTS` (20,000) requests
+ * of one key, each sending its next request as soon as its last one is answered, as the
+ * bench's connections do, in `LIMITER_ROUNDS` (3) rounds of these arms, order rotated:
  *  - `library`: rate-limiter-flexible's RateLimiterPostgres, one upsert per request (the
  *    service before requests of a key were counted together);
  *  - `own`: a prepared upsert of our own, one per request;
  *  - `coalesced`: the service's RequestLimiter (src/rate-limit/limiter.ts), which sends a
  *    key's concurrent requests as one increment;
  *  - `redis-library`, `redis-coalesced`: the same two over Redis (`BENCH_REDIS_URL`), when one answers.
- * Per request: this process's CPU, the embedded PostgreSQL's CPU (its own, on `BENCH_PG_PORT`)
- * and store calls. Each request of one round is also checked: exactly the first
- * `points` requests of a fresh key pass.
+ * Per request (medians over rounds): this process's CPU, the embedded PostgreSQL's CPU (a
+ * fresh database as the bench's, on `BENCH_PG_PORT`) and store calls. Each arm also proves
+ * itself exact first: of 5,000 requests of a fresh key with an allowance of 2,000, exactly
+ * 2,000 pass (with the defaults).
  */
 import Redis from 'ioredis';
 import { Pool } from 'pg';
