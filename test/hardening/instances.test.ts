@@ -7,17 +7,20 @@ import { redisAvailable } from '../helpers/redis';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 
-/** 1,200 requests with one key spread over two processes: exactly the budget passes. */
-async function hammer(services: ServiceProcess[], key: string, total: number) {
-  const results: { status: number; remaining: number; reset: number }[] = [];
+/** `total` requests with one key spread over two processes, `concurrency` at a time. */
+async function hammer(services: ServiceProcess[], key: string, total: number, concurrency = 24) {
+  const results: { status: number; limit: number; remaining: number; reset: number; retryAfter: number | null; type: string }[] = [];
   const queue = Array.from({ length: total }, (_, i) => i);
   await Promise.all(
-    Array.from({ length: 24 }, async () => {
+    Array.from({ length: concurrency }, async () => {
       for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
         const res = await fetch(`${services[i % services.length].url}/api/v1/groups?limit=1`, { headers: { 'x-api-key': key } });
-        await res.arrayBuffer();
+        const body = (await res.json()) as { type?: string };
         results.push({
           status: res.status,
+          type: res.status === 429 ? `${res.headers.get('content-type')?.split(';')[0]} ${body.type}` : '',
+          retryAfter: res.headers.has('retry-after') ? Number(res.headers.get('retry-after')) : null,
+          limit: Number(res.headers.get('x-ratelimit-limit')),
           remaining: Number(res.headers.get('x-ratelimit-remaining')),
           reset: Number(res.headers.get('x-ratelimit-reset')),
         });
@@ -51,6 +54,22 @@ describe.each(stores)('two instances sharing one budget (%s store)', (_name, env
     expect(results.filter((r) => r.status === 429).length).toBe(200);
     const remaining = passed.map((r) => r.remaining).sort((a, b) => a - b);
     expect(remaining).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const resets = new Set(results.map((r) => r.reset));
+    expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
+  }, 120_000);
+
+  it.runIf(available)('a small budget under 64 concurrent requests (batches straddle it): exactly 30 of 150 pass, the others 429 with the headers', async () => {
+    const key = (await serviceTenant(services[0].url, ADMIN_TOKEN, 'multi-small', 30)).key;
+    const results = await hammer(services, key, 150, 64);
+    const passed = results.filter((r) => r.status === 200);
+    expect(passed.map((r) => r.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    const refused = results.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(120);
+    for (const r of refused) {
+      expect(r).toMatchObject({ status: 429, limit: 30, remaining: 0, type: 'application/problem+json /problems/rate-limited' });
+      expect(r.retryAfter).toBeGreaterThan(3500);
+      expect(r.retryAfter).toBeLessThanOrEqual(3600);
+    }
     const resets = new Set(results.map((r) => r.reset));
     expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
   }, 120_000);

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { expectProblem } from '../helpers/problem';
 import { redisAvailable } from '../helpers/redis';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -48,6 +49,31 @@ describe.each(stores)('rate limit with the %s store', (_name, env, available) =>
     const other = await app.http.get('/api/v1/groups').set('X-API-Key', t2.key);
     expect(other.headers['x-ratelimit-limit']).toBe('1000');
     expect(other.headers['x-ratelimit-remaining']).toBe('999');
+  });
+
+  it.runIf(available)('concurrent requests straddling the limit: exactly the limit passes, the rest are 429 with the headers', async () => {
+    app ??= await startTestApp(env);
+    const t = await app.tenant({ rateLimitPerHour: 10 });
+    const first = await app.http.get('/api/v1/groups').set('X-API-Key', t.key);
+    expect(first.headers['x-ratelimit-remaining']).toBe('9');
+    // 24 at once: the limiter counts them in batches, one of which holds the 10th position.
+    const all = await Promise.all(Array.from({ length: 24 }, () => app.http.get('/api/v1/groups').set('X-API-Key', t.key)));
+    const passed = all.filter((r) => r.status === 200);
+    expect(passed).toHaveLength(9);
+    expect(passed.map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    const refused = all.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(15);
+    for (const res of refused) {
+      const body = expectProblem(res, 429);
+      expect(body).toMatchObject({ type: '/problems/rate-limited', title: 'Too Many Requests', detail: 'The API key exceeded its hourly request allowance' });
+      expect(res.headers['x-ratelimit-limit']).toBe('10');
+      expect(res.headers['x-ratelimit-remaining']).toBe('0');
+      const retry = Number(res.headers['retry-after']);
+      expect(retry).toBeGreaterThan(3500);
+      expect(retry).toBeLessThanOrEqual(3600);
+    }
+    const resets = all.concat(first).map((r) => Number(r.headers['x-ratelimit-reset']));
+    expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
   });
 
   it.runIf(available)('GraphQL requests with a key draw on the same budget', async () => {
