@@ -16,12 +16,13 @@ import { problem, problemOf, sendClassified, sendProblem } from './errors/proble
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
-import type { QueryLimits } from './graphql/limits';
+import { nestingError, type QueryLimits } from './graphql/limits';
+import { CALLER_LINE, CallerQueue, callerLine } from './http/caller-queue';
 import { methodNotAllowed } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
 import type { Health } from './observability/health';
-import { labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
+import { inRequestTrace, labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
 import { checkPathParams } from './rest/path-params';
@@ -113,6 +114,14 @@ export async function createApp(deps: AppDeps) {
   // Before the /api/v1 gate: the contract and its docs page are readable without a key.
   app.use(openApiRouter(openApiDocument(schema)));
 
+  // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
+  const line = new CallerQueue(config.requestsPerCaller, config.callerQueueWaitMs, metrics && {
+    waited: () => metrics.callerQueueWaits.inc(),
+    refused: () => metrics.callerQueueRefusals.inc(),
+  });
+  state.set(CALLER_LINE, line);
+  app.use(['/api/v1', '/graphql'], callerLine(line));
+
   const v1 = express.Router();
   v1.use(async (req, res, next) => {
     const outcome = await gate.check(req, res);
@@ -138,8 +147,9 @@ export async function createApp(deps: AppDeps) {
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).
     (req: Request, res: Response, next: NextFunction) => {
       labelRoute(req, res, '/graphql');
-      callerScope.run({}, () => (reads ? withReadScope(next) : next()));
+      inRequestTrace(res, () => callerScope.run({}, () => (reads ? withReadScope(next) : next())));
     },
+    refuseDeepDocuments(config.jsonMaxDepth),
     graphqlIdempotency(apollo, gate, em, pool, state),
     apolloMiddleware(apollo, async ({ req, res }) => {
       const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
@@ -206,5 +216,15 @@ export async function createApp(deps: AppDeps) {
       await apollo.stop();
       await gate.usage.flush();
     },
+  };
+}
+
+/** A document nested deeper than JSON_MAX_DEPTH is a parse failure, answered as Apollo answers one, before anything parses it. */
+function refuseDeepDocuments(max: number) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const query: unknown = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
+    const refused = typeof query === 'string' ? nestingError(query, max) : undefined;
+    if (!refused) return next();
+    res.status(400).json({ errors: [refused.toJSON()] });
   };
 }

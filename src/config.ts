@@ -25,6 +25,10 @@ export interface Config {
   dbPoolMax: number;
   /** Pool connections one caller (key or operator) may hold at once (src/db/caller-budget.ts). */
   dbConnectionsPerCaller: number;
+  /** Requests of one caller processed at once by an instance; more wait in line (src/http/caller-queue.ts). */
+  requestsPerCaller: number;
+  /** How long a request waits in its caller's line before a 503. */
+  callerQueueWaitMs: number;
   /** Row-level security on request work (src/db/tenancy.ts); off only to measure its cost. */
   dbRowSecurity: boolean;
   dbCallerWaitMs: number;
@@ -168,6 +172,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     dbConnectionsPerCaller: int(env, 'DB_CONNECTIONS_PER_CALLER', 4, 1, 200),
+    requestsPerCaller: int(env, 'REQUESTS_PER_CALLER', 8, 1, 10_000),
+    callerQueueWaitMs: int(env, 'CALLER_QUEUE_WAIT_SECONDS', 10, 1, 120) * 1000,
     dbRowSecurity: bool(env, 'DB_ROW_SECURITY', true),
     dbCallerWaitMs: int(env, 'DB_CALLER_WAIT_SECONDS', 5, 1, 60) * 1000,
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,

@@ -16,7 +16,7 @@ import { createLogger, type Logger } from './logger';
 import { modules } from './modules';
 import type { ModuleStop } from './modules/module';
 import { RuntimeState } from './state';
-import { openSecretBox, secretsRef } from './security/secret-box';
+import { openSecretBox, SECRET_BOX } from './security/secret-box';
 import { Metrics } from './observability/metrics';
 import { Health } from './observability/health';
 
@@ -63,7 +63,6 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     { statementMs: config.dbStatementTimeoutMs, lockMs: config.dbLockTimeoutMs },
     config.databaseReplicaUrls,
   );
-  secretsRef.current = openSecretBox(config, (msg, fields) => logger.info(fields, msg));
   const pool = new Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 3000 });
   pool.on('error', (err) => logger.warn({ err: err.message }, 'rate-limit pool error'));
   const metrics = config.metricsEnabled
@@ -101,6 +100,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     installTenancy(orm.em);
   } else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
   const state = new RuntimeState();
+  state.set(SECRET_BOX, openSecretBox(config, (msg, fields) => logger.info(fields, msg)));
   if (reads) state.set(READ_ROUTER, reads);
   const stops: ModuleStop[] = [];
   for (const m of modules) {

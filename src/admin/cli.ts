@@ -10,7 +10,7 @@ import { AdminService } from '../modules/communities/admin.service';
 import { RuntimeState } from '../state';
 import { resolveDatabase } from '../runtime';
 import { resealWebhookSecrets } from '../modules/webhooks/webhook-secrets';
-import { openSecretBox, secretsRef } from '../security/secret-box';
+import { openSecretBox, type SecretBox } from '../security/secret-box';
 
 const USAGE = `usage: npm run admin -- <command> [options]
   create-community --name <name>
@@ -22,10 +22,9 @@ const USAGE = `usage: npm run admin -- <command> [options]
   --help, -h   prints this text
 Prints JSON. Uses DATABASE_URL, or the embedded PostgreSQL in .data/ when unset.`;
 
-async function run(service: AdminService, command: string, values: Record<string, string | undefined>, em: EntityManager) {
+async function run(service: AdminService, command: string, values: Record<string, string | undefined>, em: EntityManager, box: SecretBox) {
   switch (command) {
     case 'reencrypt-secrets': {
-      const box = secretsRef.current!;
       const { checked, resealed } = await resealWebhookSecrets(em, box, 'all');
       return { keyId: box.current.id, webhookSecrets: { checked, resealed } };
     }
@@ -113,10 +112,10 @@ async function main() {
   const orm = await openOrm(url, 2);
   try {
     // The same keys as the service: SECRET_ENCRYPTION_KEYS, else the local key file (logged to stderr).
-    secretsRef.current = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
+    const box = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
     const em = orm.em.fork() as EntityManager;
     const { help: _help, ...options } = values;
-    const result = await run(new AdminService(em, new RuntimeState()), command, options, em);
+    const result = await run(new AdminService(em, new RuntimeState()), command, options, em, box);
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

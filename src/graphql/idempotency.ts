@@ -10,6 +10,7 @@ import { callerKey, createContext, enterCaller, type Context } from '../context'
 import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
 import type { RuntimeState } from '../state';
+import { SECRET_BOX } from '../security/secret-box';
 import type { Answer } from '../http/answer';
 import { idempotencyKeyOf, runIdempotent, STORED_ERRORS } from '../http/idempotency';
 
@@ -68,6 +69,7 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
       answer = await runIdempotent({
         em,
         pool,
+        box: state.get(SECRET_BOX),
         owner: callerKey(caller),
         key: key!,
         fingerprint: createHash('sha256').update('POST /graphql\n').update(JSON.stringify([query, variables ?? null, operationName ?? null])).digest('base64url'),

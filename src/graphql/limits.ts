@@ -33,6 +33,45 @@ const report = {
 };
 
 /**
+ * The refusal of a document whose brackets, braces or parentheses nest deeper than `max`
+ * (the service's JSON_MAX_DEPTH), or undefined. graphql-js's parser recurses once per level:
+ * a few thousand levels overflow its stack, and a thousand are parsed and validated only to
+ * be refused for depth afterwards. One pass over the text, strings and comments skipped,
+ * before anything parses it (over HTTP and over graphql-ws).
+ */
+export function nestingError(source: string, max: number): GraphQLError | undefined {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b || c === 0x28) {
+      if (++depth > max) {
+        return new GraphQLError(`The document nests brackets, braces or parentheses more than ${max} levels deep (JSON_MAX_DEPTH).`, {
+          extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+        });
+      }
+    } else if (c === 0x7d || c === 0x5d || c === 0x29) {
+      depth--;
+    } else if (c === 0x23) {
+      // A comment, to the end of the line.
+      while (i + 1 < source.length && source[i + 1] !== '\n' && source[i + 1] !== '\r') i++;
+    } else if (c === 0x22) {
+      if (source.startsWith('"""', i)) {
+        const end = source.indexOf('"""', i + 3);
+        // A block string's only escape is \""" (skip past escaped closers).
+        let at = end;
+        while (at > 0 && source[at - 1] === '\\') at = source.indexOf('"""', at + 3);
+        if (at < 0) return undefined; // unterminated: the parser's own error
+        i = at + 2;
+      } else {
+        i++;
+        while (i < source.length && source[i] !== '"' && source[i] !== '\n') i += source[i] === '\\' ? 2 : 1;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
  * Every limit a GraphQL document meets before any resolver runs, over HTTP and over
  * graphql-ws alike: aliases, depth and directives from graphql-armor (maintained, made for
  * Apollo Server); the number of root fields and the page-aware cost are this service's own

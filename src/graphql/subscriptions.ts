@@ -11,7 +11,7 @@ import { createContext } from '../context';
 import { KEY_EVENTS, KEY_REVOKED } from '../auth/key-cache';
 import type { RuntimeState } from '../state';
 import { KINDS } from '../errors/classify';
-import { documentLimitRules, type QueryLimits } from './limits';
+import { documentLimitRules, nestingError, type QueryLimits } from './limits';
 import { nulError } from './nul-check';
 import type { formatError } from './server';
 import type { Logger } from '../logger';
@@ -168,6 +168,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   const admitSubscribe = async (conn: Connection, payload: SubscribePayload): Promise<ExecutionArgs | GraphQLError[]> => {
     const admitted = await gate.admit(conn.apiKey, conn.address);
     if (!admitted.ok) return [refusal(admitted)];
+    const nested = nestingError(payload.query, limits.jsonMaxDepth ?? JSON_MAX_DEPTH);
+    if (nested) return [nested];
     let document: DocumentNode;
     try {
       document = parse(payload.query, { maxTokens: limits.document.maxTokens });

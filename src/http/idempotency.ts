@@ -6,7 +6,7 @@ import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
 import { prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
 import type { Answer } from './answer';
-import { secrets } from '../security/secret-box';
+import type { SecretBox } from '../security/secret-box';
 
 /**
  * Idempotency-Key (docs/api.md, "Safe retries and conditional requests"), in the spirit of
@@ -76,6 +76,8 @@ export interface IdempotentRun {
   em: EntityManager;
   /** A pool apart from the ORM's: an error answer is stored through it while the request's transaction still holds the key. */
   pool: Pool;
+  /** Seals the stored answers (the runtime's SECRET_BOX). */
+  box: SecretBox;
   owner: string;
   key: string;
   fingerprint: string;
@@ -104,14 +106,13 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
 const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
 
-export async function runIdempotent({ em, pool, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
+export async function runIdempotent({ em, pool, box, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
     return problemAnswer(problem(422, detail, [{ pointer: '#/header/Idempotency-Key', detail }]));
   };
   // Stored answers are sealed (docs/security.md): some carry a secret shown once (a webhook
   // endpoint's, a rotated one, an operator's new API key), and none belongs in the database in clear.
-  const box = secrets();
   const sealedFor = `idempotency_keys:${owner}:${key}`;
   const replay = (stored: Stored): Answer =>
     stored.fingerprint !== fingerprint

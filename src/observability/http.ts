@@ -1,11 +1,54 @@
 import { randomUUID } from 'node:crypto';
-import { context, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context as OtelContext } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import type { Caller } from '../context';
 import { scrubUrl, type Logger } from '../logger';
 import { observeRequest, type Metrics } from './metrics';
 import { nameRequestSpan } from './spans';
-import { tracingStarted } from './tracing';
+import { tracingStarted, UNTRACED } from './tracing';
+
+const tracer = trace.getTracer('community-api');
+
+/**
+ * The HTTP server span of a request (tracing on): a child of the caller's `traceparent` when
+ * it sent one (the sampler follows its sampled flag), named `METHOD /route/template` once a
+ * handler labels the route. Made here rather than by the http instrumentation: that one
+ * computes every attribute and binds the request's and response's event emitters to the
+ * context for every request, sampled or not, which was most of what tracing cost an unsampled
+ * request; here an unsampled request pays for one non-recording span and one context switch.
+ */
+function startRequestSpan(req: Request, path: string): OtelContext {
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
+  if (span.isRecording()) {
+    span.setAttributes({
+      'http.request.method': req.method,
+      'url.path': path,
+      'url.scheme': req.protocol,
+      'network.protocol.version': req.httpVersion,
+      ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
+      ...(req.socket.remoteAddress ? { 'client.address': req.socket.remoteAddress } : {}),
+    });
+  }
+  return trace.setSpan(parent, span);
+}
+
+function endRequestSpan(ctx: OtelContext, status: number): void {
+  const span = trace.getSpan(ctx);
+  if (!span?.isRecording()) return;
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
+ * Runs `work` in the request's trace context again: a body parser's stream callbacks run in
+ * the socket's context, not the request's, so a handler after one re-enters it.
+ */
+export function inRequestTrace<T>(res: Response, work: () => T): T {
+  const ctx = res.locals.otel as OtelContext | undefined;
+  return ctx ? context.with(ctx, work) : work();
+}
 
 /** The caller's own X-Request-Id when it is 1-128 visible ASCII characters. */
 export const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -46,7 +89,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     if (draining()) res.setHeader('Connection', 'close');
-    const otel = tracingStarted ? context.active() : undefined;
+    const requestPath = req.originalUrl.split('?')[0];
+    const otel = tracingStarted && !UNTRACED.has(requestPath) ? startRequestSpan(req, requestPath) : undefined;
     res.locals.otel = otel;
     const started = process.hrtime.bigint();
     metrics?.activeRequests.inc();
@@ -55,7 +99,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
       metrics?.activeRequests.dec();
       // 499: the client went away before the answer was complete.
       const status = res.writableFinished ? res.statusCode : 499;
-      const path = req.originalUrl.split('?')[0];
+      const path = requestPath;
+      if (otel) endRequestSpan(otel, status);
       const rest = path.startsWith('/api/v1/');
       const route = (res.locals.route as string | undefined) ?? (rest ? restRoute(path) : FIXED.has(path) ? path : undefined) ?? UNMATCHED;
       const api = rest ? 'rest' : path === '/graphql' ? 'graphql' : 'other';
@@ -79,6 +124,7 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
         'request',
       );
     });
+    if (otel) return context.with(otel, next);
     next();
   };
 }

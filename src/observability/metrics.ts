@@ -72,6 +72,16 @@ export class Metrics {
     help: 'Statements refused (503) after waiting DB_CALLER_WAIT_SECONDS for one of their caller\'s connections',
     registers: [this.registry],
   });
+  readonly callerQueueWaits = new Counter({
+    name: 'caller_queue_waits_total',
+    help: 'Requests that waited in their caller\'s line, because it already had REQUESTS_PER_CALLER in progress',
+    registers: [this.registry],
+  });
+  readonly callerQueueRefusals = new Counter({
+    name: 'caller_queue_refusals_total',
+    help: 'Requests refused (503) after waiting CALLER_QUEUE_WAIT_SECONDS in their caller\'s line',
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter<'reason'>({
     name: 'rate_limit_refusals_total',
     help: 'Requests refused with 429: key_budget (the key\'s hourly allowance), auth_failures (failed key attempts of one address)',

@@ -4,7 +4,8 @@
  * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), or with
  * `OTEL_SDK_DISABLED=true`, nothing is loaded and the API stays a no-op.
  *
- * Instrumented: the HTTP server and client (node:http), pg (one span per SQL statement, only
+ * Instrumented: the HTTP client (node:http; the server span is the service's own,
+ * src/observability/http.ts), pg (one span per SQL statement, only
  * inside a trace: the job queue's polling makes none), graphql-js parse and validate (for
  * /graphql; no resolver spans). The REST facade and /graphql execution add one span per
  * GraphQL operation themselves (src/observability/spans.ts): both run documents compiled by
@@ -16,7 +17,7 @@ const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTL
 const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '') || /^none$/i.test(env.OTEL_TRACES_EXPORTER ?? '');
 
 /** Paths no trace is worth: probes and scrapes. */
-const UNTRACED = new Set(['/livez', '/readyz', '/health', '/ready', '/metrics']);
+export const UNTRACED = new Set(['/livez', '/readyz', '/health', '/ready', '/metrics']);
 
 export let tracingStarted = false;
 let shutdownSdk: (() => Promise<void>) | undefined;
@@ -35,10 +36,11 @@ if (endpoint && !disabled) {
     ...(env.OTEL_METRICS_EXPORTER ? {} : { metricReaders: [] }),
     ...(env.OTEL_LOGS_EXPORTER ? {} : { logRecordProcessors: [] }),
     instrumentations: [
+      // Outgoing requests only (webhook deliveries): the server span is made by
+      // src/observability/http.ts (why: there).
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => UNTRACED.has((req.url ?? '').split('?')[0]),
+        disableIncomingRequestInstrumentation: true,
         requireParentforOutgoingSpans: true,
-        redactedQueryParamsServer: ['api_key'],
       }),
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new GraphQLInstrumentation({ depth: 0, ignoreTrivialResolveSpans: true, ignoreResolveSpans: true }),

@@ -21,10 +21,11 @@ import { bodyPointer, intParam, pointerFor, single, sortParam, type QueryIssue }
 import type { RouteSpec } from './route';
 import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEtag, takesIfMatch, takesModifiedSince, versionOnly, withEtagSelection } from './conditional';
 import type { RuntimeState } from '../state';
+import { SECRET_BOX } from '../security/secret-box';
 import { isDeadlock } from '../db/transaction';
 import { jsonAnswer, type Answer } from '../http/answer';
 import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
-import { labelRoute } from '../observability/http';
+import { inRequestTrace, labelRoute } from '../observability/http';
 import { inOperationSpan } from '../observability/spans';
 
 export interface FacadeDeps {
@@ -225,12 +226,15 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       next();
     };
     router[method](route.path, label, requireScope(route), ...parsers, (req: Request, res: Response) =>
-      // The caller's connection budget covers all of the request's database work (db/caller-budget.ts).
-      callerScope.run({}, () => {
-        // ... and the database's tenancy: the caller's community (src/db/tenancy.ts).
-        enterCaller(res.locals.caller as Caller, (fields, msg) => deps.logger.info(fields, msg));
-        return handle(req, res);
-      }),
+      // The caller's connection budget covers all of the request's database work (db/caller-budget.ts),
+      // in the request's trace (the body parsers' callbacks left it).
+      inRequestTrace(res, () =>
+        callerScope.run({}, () => {
+          // ... and the database's tenancy: the caller's community (src/db/tenancy.ts).
+          enterCaller(res.locals.caller as Caller, (fields, msg) => deps.logger.info(fields, msg));
+          return handle(req, res);
+        }),
+      ),
     );
 
     const handle = async (req: Request, res: Response) => {
@@ -247,6 +251,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
           result = await runIdempotent({
             em: deps.em,
             pool: deps.pool,
+            box: deps.state.get(SECRET_BOX),
             owner: caller,
             key: idempotency.key,
             fingerprint: fingerprintOf(req, hasBody(req) ? req.body : undefined),

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { slot } from '../state';
 
 /**
  * Secrets at rest (docs/security.md): AES-256-GCM from node:crypto under keys from
@@ -104,13 +105,8 @@ export function localKey(file: string): { key: Buffer; created: boolean } {
   }
 }
 
-/** The process's secret box, set once at start-up (startRuntime, the admin command). */
-export const secretsRef: { current?: SecretBox } = {};
-
-export function secrets(): SecretBox {
-  if (!secretsRef.current) throw new SecretError('secret encryption is not configured');
-  return secretsRef.current;
-}
+/** The runtime's secret box (src/state.ts), set once at start-up by startRuntime. */
+export const SECRET_BOX = slot<SecretBox>('secretBox');
 
 /**
  * The box for this process: SECRET_ENCRYPTION_KEYS when set, else the local key file (made on

@@ -78,6 +78,38 @@ describe('malformed percent-encoding in a path parameter', () => {
   });
 });
 
+describe('deeply nested GraphQL documents', () => {
+  it('a document nested deeper than JSON_MAX_DEPTH is a 400 GRAPHQL_PARSE_FAILED naming the limit, however deep (graphql-js would overflow its stack)', async () => {
+    for (const n of [65, 2_400, 100_000]) {
+      for (const query of [`{ groups(limit: 1, sort: ${deep(n, 'x')}) { size } }`, `{ groups(limit: 1) ${'{ size '.repeat(n)}${'}'.repeat(n)} }`]) {
+        const res = await send('POST', '/graphql', { query });
+        expect(res.status, `${n}`).toBe(400);
+        expect(res.body).toEqual({
+          errors: [{ message: 'The document nests brackets, braces or parentheses more than 64 levels deep (JSON_MAX_DEPTH).', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }],
+        });
+      }
+    }
+    const get = await send('GET', `/graphql?query=${encodeURIComponent(`{ groups(limit: 1, sort: ${deep(65, 'x')}) { size } }`)}`, undefined, { 'apollo-require-preflight': 'true' });
+    expect(get.status).toBe(400);
+    expect(get.text).toContain('more than 64 levels deep');
+  });
+
+  it('brackets inside strings, block strings and comments do not count; 64 levels are judged by the usual rules', async () => {
+    // Counted, these would nest 180 levels: the check must skip them.
+    const inString = '['.repeat(20) + '{'.repeat(20) + '('.repeat(20);
+    const document = [
+      `{ groups(limit: 1, filter: { q: ${JSON.stringify(inString)} }) { size }`,
+      `# ${inString}`,
+      `  g2: groups(limit: 1, filter: { q: """${inString.slice(0, 30)} \\""" ${inString.slice(30)}""" }) { size } }`,
+    ].join('\n');
+    const ok = await send('POST', '/graphql', { query: document });
+    expect(ok.status, ok.text).toBe(200);
+    const at = await send('POST', '/graphql', { query: `{ groups(limit: 1, sort: ${deep(62, 'x')}) { size } }` });
+    expect(at.status).toBe(400);
+    expect(at.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+});
+
 describe('deeply nested JSON', () => {
   it('10,000 levels in any field of any JSON body route: 400 naming the limit, nothing written', async () => {
     const before = await snapshot(app, t.communityId);

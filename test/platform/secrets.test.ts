@@ -11,7 +11,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { ensureDatabase } from '../../src/db/embedded';
 import { openOrm } from '../../src/db/orm';
 import { openSecret, resealWebhookSecrets, sealSecret } from '../../src/modules/webhooks/webhook-secrets';
-import { keyId, localKey, SecretBox, SecretError, secrets } from '../../src/security/secret-box';
+import { keyId, localKey, SECRET_BOX, SecretBox, SecretError } from '../../src/security/secret-box';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { auth } from '../helpers/members';
 import { sqlWith } from '../helpers/jobs';
@@ -88,7 +88,7 @@ describe('webhook secrets at rest', () => {
     const [row] = await sql('select secret, previous_secret from webhook_endpoints where id = ?', [res.body.id]);
     expect(row.secret).toMatch(/^enc1:[0-9a-f]{8}:/);
     expect(row.secret).not.toContain(res.body.secret.slice(6));
-    expect(openSecret(res.body.id, row.secret)).toBe(res.body.secret);
+    expect(openSecret(app.runtime.state.get(SECRET_BOX), res.body.id, row.secret)).toBe(res.body.secret);
     await expect(sql('update webhook_endpoints set secret = ? where id = ?', ['whsec_plain', res.body.id])).rejects.toMatchObject({ code: '23514' });
   });
 
@@ -126,12 +126,12 @@ describe('webhook secrets at rest', () => {
            values (?, ?, 'http://127.0.0.1:9/old', '{*}', 'whsec_legacyplaintext', true, now(), now())`,
           [id, t.communityId],
         );
-        const first = await resealWebhookSecrets(tem, secrets(), 'plaintext');
+        const first = await resealWebhookSecrets(tem, app.runtime.state.get(SECRET_BOX), 'plaintext');
         expect(first.resealed).toBe(1);
         const [row] = await tem.execute('select secret from webhook_endpoints where id = ?', [id]);
         expect(row.secret).toMatch(/^enc1:/);
-        expect(openSecret(id, row.secret)).toBe('whsec_legacyplaintext');
-        expect((await resealWebhookSecrets(tem, secrets(), 'plaintext')).resealed).toBe(0);
+        expect(openSecret(app.runtime.state.get(SECRET_BOX), id, row.secret)).toBe('whsec_legacyplaintext');
+        expect((await resealWebhookSecrets(tem, app.runtime.state.get(SECRET_BOX), 'plaintext')).resealed).toBe(0);
         throw new Error('rollback');
       })
       .catch((err: Error) => {
@@ -158,7 +158,7 @@ describe('npm run admin -- reencrypt-secrets', () => {
       await client.query(
         `insert into webhook_endpoints (id, community_id, url, events, secret, enabled, created_at, modified_at)
          values ($1, $2, 'http://127.0.0.1:9/x', '{*}', $3, true, now(), now())`,
-        [endpoint, community, sealSecret(endpoint, 'whsec_rotateme', new SecretBox([older]))],
+        [endpoint, community, sealSecret(new SecretBox([older]), endpoint, 'whsec_rotateme')],
       );
       const keys = `${newer.toString('base64')},${older.toString('base64')}`;
       const { stdout } = await run(process.execPath, ['-r', '@swc-node/register', 'src/admin/cli.ts', 'reencrypt-secrets'], {
@@ -168,7 +168,7 @@ describe('npm run admin -- reencrypt-secrets', () => {
       expect(JSON.parse(stdout)).toEqual({ keyId: keyId(newer), webhookSecrets: { checked: 1, resealed: 1 } });
       const { rows } = await client.query('select secret from webhook_endpoints where id = $1', [endpoint]);
       expect(rows[0].secret.startsWith(`enc1:${keyId(newer)}:`)).toBe(true);
-      expect(openSecret(endpoint, rows[0].secret, new SecretBox([newer]))).toBe('whsec_rotateme');
+      expect(openSecret(new SecretBox([newer]), endpoint, rows[0].secret)).toBe('whsec_rotateme');
     } finally {
       await client.end();
       const c = new Client({ connectionString: admin.toString() });

@@ -100,7 +100,7 @@ async function proveLive(t: Tenant, live: Sub[], name: string) {
 }
 
 describe('document limits over graphql-ws', () => {
-  it('a document over the alias, directive or token limit gets an error message naming the limit; the connection keeps serving', async () => {
+  it('a document over the alias, directive, token or nesting limit gets an error message naming the limit; the connection keeps serving', async () => {
     const t = await app.tenant();
     const client = connect(t.key);
     const aliases = subscribe(client, `subscription { events { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }`);
@@ -109,7 +109,8 @@ describe('document limits over graphql-ws', () => {
     const syntax = subscribe(client, 'subscription { events { id }');
     const query = subscribe(client, '{ groups { size } }');
     const nul = subscribe(client, 'subscription($types: [String!]) { events(types: $types) { id } }', { types: ['group.created\u0000'] });
-    const refused = [aliases, directives, tokens, syntax, query, nul];
+    const deep = subscribe(client, `subscription { events(types: ${'['.repeat(100)}"group.created"${']'.repeat(100)}) { id } }`);
+    const refused = [aliases, directives, tokens, syntax, query, nul, deep];
     await until(() => refused.every((s) => s.done), 'the refusals');
 
     for (const s of refused) {
@@ -124,6 +125,7 @@ describe('document limits over graphql-ws', () => {
     expect(tokens.errors[0].message).toMatch(/5000 tokens/);
     expect(tokens.errors[0].extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
     expect(syntax.errors[0].extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    expect(deep.errors[0]).toMatchObject({ message: expect.stringMatching(/more than 64 levels deep/), extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
     expect(query.errors[0]).toMatchObject({ message: expect.stringMatching(/^Only subscriptions are served over WebSocket/), extensions: { code: 'VALIDATION' } });
     expect(nul.errors[0]).toMatchObject({ extensions: { code: 'VALIDATION', errors: [{ path: ['types', 0] }] } });
 

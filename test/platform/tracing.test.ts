@@ -76,6 +76,27 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect(JSON.stringify(line)).not.toContain(tenant.key);
   });
 
+  it('POST /graphql: the operation and its SQL stay in the request\'s trace after the body is read; the server span has the status code', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await fetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      body: JSON.stringify({ query: 'query Traced { groups(limit: 5) { results { id } } }' }),
+    });
+    expect(res.status).toBe(200);
+    await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.name === 'query Traced') && spans.some((s) => s.traceId === traceId && s.kind === SERVER));
+    await otlp.until((spans) => spans.filter((s) => s.traceId === traceId).length >= 3);
+    const trace = otlp.spans.filter((s) => s.traceId === traceId);
+    const server = trace.find((s) => s.kind === SERVER)!;
+    expect(server.name).toBe('POST /graphql');
+    expect(Number(server.attributes['http.response.status_code'])).toBe(200);
+    expect(server.attributes['http.request.method']).toBe('POST');
+    // The operation's span (graphql-js's own execute span, on a document's first run, is its child).
+    const ops = trace.filter((s) => s.name === 'query Traced');
+    const operation = ops.find((s) => !ops.some((o) => o.spanId === s.parentSpanId))!;
+    expect(operation.parentSpanId).toBe(server.spanId);
+  });
+
   it('a caller\'s unsampled traceparent (flags 00) is followed: nothing of that request is exported', async () => {
     const unsampled = randomBytes(16).toString('hex');
     const sampled = randomBytes(16).toString('hex');

@@ -9,7 +9,7 @@ import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
 import { eventData } from '../events/event-types';
 import { EVENT_SETTINGS, type EventSettings } from '../events/settings';
-import { SecretError } from '../../security/secret-box';
+import { SECRET_BOX, SecretError, type SecretBox } from '../../security/secret-box';
 import { openSecret } from './webhook-secrets';
 import { agents, DestinationRefused, isPublicAddress, literalAddress } from './ssrf';
 import { traceCarrier } from '../../observability/spans';
@@ -82,9 +82,9 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
  * a rotation, the previous secret's (space-separated, new first, as Standard Webhooks allows).
  * A secret that does not decrypt fails the attempt with a message naming the key id only.
  */
-function signatures(row: DeliveryRow, timestamp: number): { header: string } | { error: string } {
+function signatures(box: SecretBox, row: DeliveryRow, timestamp: number): { header: string } | { error: string } {
   try {
-    const secrets = [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])].map((s) => openSecret(row.endpoint_id, s));
+    const secrets = [row.secret, ...(row.previous_secret ? [row.previous_secret] : [])].map((s) => openSecret(box, row.endpoint_id, s));
     return { header: secrets.map((s) => sign(s, row.event_id, timestamp, row.payload)).join(' ') };
   } catch (err) {
     if (err instanceof SecretError) return { error: err.message };
@@ -158,7 +158,7 @@ export const deliverWebhookTask: TaskHandler = async (payload, _helpers, { orm, 
       outcome = { status: null, error: `${literal} is not a public address` };
     } else {
       const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signatures(row, timestamp);
+      const signature = signatures(state.get(SECRET_BOX), row, timestamp);
       outcome = 'error' in signature
         ? { status: null, error: signature.error }
         : await post(eventSettings, url, row.payload, {

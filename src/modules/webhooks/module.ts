@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { secrets } from '../../security/secret-box';
+import { SECRET_BOX } from '../../security/secret-box';
 import type { FeatureModule } from '../module';
 import { DELIVER_WEBHOOK, deliverWebhookTask, DISPATCH_WEBHOOKS, dispatchWebhooksTask } from './delivery.task';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entity';
@@ -13,8 +13,8 @@ export const webhooksModule: FeatureModule = {
   entities: [WebhookEndpoint, WebhookDelivery],
   tasks: { [DISPATCH_WEBHOOKS]: dispatchWebhooksTask, [DELIVER_WEBHOOK]: deliverWebhookTask },
   // Secrets written before encryption existed are sealed before the service serves (docs/security.md).
-  async start({ orm, logger }) {
-    const sealed = await resealWebhookSecrets(orm.em.fork() as EntityManager, secrets(), 'plaintext');
+  async start({ orm, logger, state }) {
+    const sealed = await resealWebhookSecrets(orm.em.fork() as EntityManager, state.get(SECRET_BOX), 'plaintext');
     if (sealed.resealed) logger.info(sealed, 'secrets at rest: sealed plaintext webhook secrets');
   },
 };

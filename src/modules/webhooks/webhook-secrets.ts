@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { secrets, type SecretBox } from '../../security/secret-box';
+import type { SecretBox } from '../../security/secret-box';
 
 /** `whsec_` + base64 of 24 random bytes (Standard Webhooks). */
 export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
@@ -9,9 +9,9 @@ export const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 /** A webhook secret as stored: sealed under the newest key, bound to its endpoint's id. */
-export const sealSecret = (endpointId: string, plain: string, box: SecretBox = secrets()) => box.seal(plain, `webhook_endpoints:${endpointId}`);
+export const sealSecret = (box: SecretBox, endpointId: string, plain: string) => box.seal(plain, `webhook_endpoints:${endpointId}`);
 
-export const openSecret = (endpointId: string, sealed: string, box: SecretBox = secrets()) => box.open(sealed, `webhook_endpoints:${endpointId}`);
+export const openSecret = (box: SecretBox, endpointId: string, sealed: string) => box.open(sealed, `webhook_endpoints:${endpointId}`);
 
 /**
  * Seals what is not sealed with the box's newest key: `plaintext` only the secrets written before
@@ -27,8 +27,8 @@ export async function resealWebhookSecrets(em: EntityManager, box: SecretBox, mo
   );
   let resealed = 0;
   const reseal = (id: string, value: string) => {
-    const plain = box.isSealed(value) ? openSecret(id, value, box) : value;
-    return sealSecret(id, plain, box);
+    const plain = box.isSealed(value) ? openSecret(box, id, value) : value;
+    return sealSecret(box, id, plain);
   };
   for (const row of rows) {
     const stale = (v: string | null) => v !== null && (!box.isSealed(v) || (mode === 'all' && !box.isCurrent(v)));

@@ -15,6 +15,7 @@ import { WebhookDelivery, WebhookEndpoint, type CreatedWebhookEndpoint, type Rot
 import { LockMode } from '@mikro-orm/core';
 import { transaction } from '../../db/transaction';
 import { newSecret, ROTATION_OVERLAP_MS, sealSecret } from './webhook-secrets';
+import { SECRET_BOX } from '../../security/secret-box';
 import type { CreateWebhookEndpointInput, UpdateWebhookEndpointInput, WebhookDeliveryListArgs, WebhookEndpointListArgs } from './webhook.inputs';
 
 /** The destination rules, at write time; delivery checks the connected address again (ssrf.ts). */
@@ -87,7 +88,7 @@ export class WebhookService {
       url: input.url,
       events: input.events,
       description: input.description ?? null,
-      secret: sealSecret(id, secret),
+      secret: sealSecret(this.state.get(SECRET_BOX), id, secret),
     });
     await this.em.flush();
     return { id, externalId: null, secret };
@@ -122,7 +123,7 @@ export class WebhookService {
       const secret = newSecret();
       endpoint.previousSecret = endpoint.secret;
       endpoint.previousSecretUntil = new Date(Date.now() + ROTATION_OVERLAP_MS);
-      endpoint.secret = sealSecret(endpoint.id, secret);
+      endpoint.secret = sealSecret(this.state.get(SECRET_BOX), endpoint.id, secret);
       endpoint.modifiedAt = new Date();
       return { id: endpoint.id, secret };
     });

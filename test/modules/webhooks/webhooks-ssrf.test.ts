@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sealSecret } from '../../../src/modules/webhooks/webhook-secrets';
+import { SECRET_BOX } from '../../../src/security/secret-box';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { expectProblem } from '../../helpers/factories';
@@ -44,7 +45,7 @@ describe('outbound webhook safety', () => {
         const [row] = await sql(
           `insert into webhook_endpoints (id, community_id, url, events, secret, created_at, modified_at)
            values (?, ?, ?, '{*}', ?, now(), now()) returning id`,
-          [id, t.communityId, url, sealSecret(id, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')],
+          [id, t.communityId, url, sealSecret(app.runtime.state.get(SECRET_BOX), id, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')],
         );
         ids.push(row.id);
       }

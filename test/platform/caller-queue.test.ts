@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALLER_LINE, CallerQueue } from '../../src/http/caller-queue';
+import { listen } from '../../src/runtime';
+import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { rawRequest } from '../helpers/raw-request';
+
+describe('CallerQueue', () => {
+  it('admits perCaller at once, lines up the rest first come first served, passes each freed place to the next', () => {
+    const q = new CallerQueue(2, 60_000);
+    const started: string[] = [];
+    const releases = new Map<string, () => void>();
+    const enter = (caller: string, name: string) =>
+      q.enter(
+        caller,
+        (release) => {
+          started.push(name);
+          releases.set(name, release);
+        },
+        () => started.push(`${name} refused`),
+      );
+    enter('a', 'a1');
+    enter('a', 'a2');
+    enter('a', 'a3');
+    const a4 = enter('a', 'a4');
+    enter('b', 'b1');
+    expect(started).toEqual(['a1', 'a2', 'b1']);
+    expect([q.running('a'), q.waiting('a')]).toEqual([2, 2]);
+    releases.get('a2')!();
+    releases.get('a2')!(); // a second release of the same request changes nothing
+    expect(started).toEqual(['a1', 'a2', 'b1', 'a3']);
+    a4.leave(); // its client went away
+    releases.get('a1')!();
+    releases.get('a3')!();
+    expect([q.running('a'), q.waiting('a')]).toEqual([0, 0]);
+    expect(started).not.toContain('a4');
+  });
+
+  it('refuses a request that waited waitMs, and forgets an idle caller', async () => {
+    const q = new CallerQueue(1, 50);
+    let release: (() => void) | undefined;
+    const outcome: string[] = [];
+    q.enter('a', (r) => (release = r), () => outcome.push('first refused'));
+    await new Promise<void>((resolve) => q.enter('a', () => outcome.push('second started'), () => (outcome.push('second refused'), resolve())));
+    expect(outcome).toEqual(['second refused']);
+    release!();
+    expect([q.running('a'), q.waiting('a')]).toEqual([0, 0]);
+  });
+});
+
+describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1)', () => {
+  let app: TestApp;
+  let a: Tenant;
+  let b: Tenant;
+  let server: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    app = await startTestApp({ REQUESTS_PER_CALLER: '1', CALLER_QUEUE_WAIT_SECONDS: '1' });
+    a = await app.tenant();
+    b = await app.tenant();
+    server = await listen(app.runtime.app, 0);
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await app.close();
+  });
+
+  /** A POST whose body is still on its way: it holds its caller's place until `finish`. */
+  function slowPost(key: string, body: string) {
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/v1/groups',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+    });
+    req.write(body.slice(0, 5));
+    return { answer, finish: () => void req.end(body.slice(5)) };
+  }
+
+  const admitted = async (key: string) => {
+    const line = app.runtime.state.get(CALLER_LINE);
+    for (let i = 0; i < 1000 && line.running(`k:${key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(line.running(`k:${key}`)).toBe(1);
+  };
+
+  it('a second request of the same key waits for the first; another key is served meanwhile', async () => {
+    const first = slowPost(a.key, JSON.stringify({ name: 'first' }));
+    // The first holds A's only place while its body is on its way.
+    await admitted(a.key);
+    let secondDone = false;
+    const second = rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': a.key } }).then((r) => {
+      secondDone = true;
+      return r;
+    });
+    const line = app.runtime.state.get(CALLER_LINE);
+    for (let i = 0; i < 1000 && line.waiting(`k:${a.key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(line.waiting(`k:${a.key}`)).toBe(1);
+    const other = await rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': b.key } });
+    expect(other.status).toBe(200);
+    expect(secondDone).toBe(false);
+    first.finish();
+    expect((await first.answer).status).toBe(201);
+    expect((await second).status).toBe(200);
+  });
+
+  it('a request that waited CALLER_QUEUE_WAIT_SECONDS gets 503 with Retry-After, and nothing of it ran', async () => {
+    const first = slowPost(a.key, JSON.stringify({ name: 'holder' }));
+    await admitted(a.key);
+    const refused = await rawRequest(port, {
+      method: 'POST',
+      path: '/api/v1/groups',
+      headers: { 'x-api-key': a.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'never written' }),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body.detail).toMatch(/requests in progress/);
+    first.finish();
+    expect((await first.answer).status).toBe(201);
+    const names = await rawRequest(port, { method: 'GET', path: '/api/v1/groups?limit=100', headers: { 'x-api-key': a.key } });
+    expect(names.body.results.map((g: { name: string }) => g.name)).not.toContain('never written');
+  });
+});
