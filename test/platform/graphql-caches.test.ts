@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { ApolloServer, type BaseContext } from '@apollo/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSchema } from '../../src/graphql/schema';
@@ -105,6 +106,21 @@ describe('/graphql document caches', () => {
     expect(a.body).toEqual({ data: { createGroup: { name: 'Once' } } });
     expect(b.body).toEqual(a.body);
     expect(b.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('an automatic persisted query: registered with its text, then sent by its hash alone, answers the same', async () => {
+    const query = '{ groups(limit: 2) { limit } }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+    const mismatched = await gql({ query: '{ groups(limit: 4) { limit } }', extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } });
+    expect(mismatched.body.errors[0].extensions.code).toBe('BAD_REQUEST'); // a hash that is not its text's
+    const registered = await gql({ query, extensions });
+    expect(registered.body).toEqual({ data: { groups: { limit: 2 } } });
+    for (let i = 0; i < REPEATS; i++) {
+      const byHash = await gql({ extensions });
+      expect(byHash.status).toBe(200);
+      expect(byHash.body).toEqual(registered.body);
+    }
   });
 
   it('the compiled documents are bounded: the least recently used go first', async () => {
