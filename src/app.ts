@@ -1,7 +1,6 @@
 import cors from 'cors';
 import helmet from 'helmet';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError } from 'graphql';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
@@ -12,6 +11,7 @@ import { createContext, enterCaller } from './context';
 import { callerScope } from './db/caller-budget';
 import { READ_ROUTER, withReadScope } from './db/replicas';
 import { readRouting } from './graphql/read-routing';
+import { apolloMiddleware } from './graphql/express';
 import { problem, problemOf, sendClassified, sendProblem } from './errors/problem';
 import { KINDS } from './errors/classify';
 import { buildSchema } from './graphql/schema';
@@ -153,22 +153,20 @@ export async function createApp(deps: AppDeps) {
     },
     refuseDeepDocuments(config.jsonMaxDepth),
     graphqlIdempotency(apollo, gate, em, pool, state),
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
-        const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
-        if (!outcome.ok) {
-          const headers = new Map<string, string>();
-          if (outcome.retryAfter !== undefined) headers.set('retry-after', String(outcome.retryAfter));
-          const kind = KINDS[outcome.code];
-          throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
-        }
-        if (outcome.caller) enterCaller(outcome.caller, (fields, msg) => logger.info(fields, msg));
-        const context = createContext(em, outcome.caller, res.locals.requestId, state);
-        // For the request's log line and metrics: the key id and, once resolved, the operation type.
-        res.locals.caller = outcome.caller;
-        res.locals.graphql = context.operation = {};
-        return context;
-      },
+    apolloMiddleware(apollo, async ({ req, res }) => {
+      const outcome = (res.locals.gateOutcome as GateOutcome | undefined) ?? (await gate.check(req, res, true));
+      if (!outcome.ok) {
+        const headers = new Map<string, string>();
+        if (outcome.retryAfter !== undefined) headers.set('retry-after', String(outcome.retryAfter));
+        const kind = KINDS[outcome.code];
+        throw new GraphQLError(outcome.detail, { extensions: { code: kind.graphql, http: { status: kind.status, headers } } });
+      }
+      if (outcome.caller) enterCaller(outcome.caller, (fields, msg) => logger.info(fields, msg));
+      const context = createContext(em, outcome.caller, res.locals.requestId, state);
+      // For the request's log line and metrics: the key id and, once resolved, the operation type.
+      res.locals.caller = outcome.caller;
+      res.locals.graphql = context.operation = {};
+      return context;
     }),
   );
 

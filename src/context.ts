@@ -33,6 +33,8 @@ export function enterCaller(caller: Caller, log?: (fields: object, msg: string) 
   }
 }
 
+const TESTING = process.env.NODE_ENV === 'test';
+
 /**
  * The community the application's own filters use. Normally the caller's; for the proof that
  * the database's layer stands on its own (test/platform/row-level-security.test.ts), and only when
@@ -41,7 +43,9 @@ export function enterCaller(caller: Caller, log?: (fields: object, msg: string) 
  * to <from>.
  */
 function appCommunity(communityId: string): string {
-  const swap = process.env.NODE_ENV === 'test' ? process.env.TENANCY_TEST_APP_COMMUNITY : undefined;
+  // NODE_ENV is read once (each read of process.env is a lookup in the C environment); the swap
+  // itself is read per call, as the test sets and clears it.
+  const swap = TESTING ? process.env.TENANCY_TEST_APP_COMMUNITY : undefined;
   if (!swap) return communityId;
   const [from, to] = swap.split('=');
   return from === communityId && to ? to : communityId;

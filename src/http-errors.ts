@@ -54,7 +54,11 @@ export function methodNotAllowed(known: KnownPath[]) {
     if (entry) methods.forEach((m) => entry.add(m));
     else table.set(re, new Set(methods));
   }
+  // A method every known path allows passes without matching the path (GET and POST on /graphql).
+  const [first, ...rest] = table.values();
+  const everywhere = new Set([...(first ?? [])].filter((m) => rest.every((methods) => methods.has(m))));
   return (req: Request, res: Response, next: NextFunction) => {
+    if (everywhere.has(req.method)) return next();
     const path = req.baseUrl + req.path;
     const allowed = new Set<string>();
     for (const [re, methods] of table) if (re.test(path)) methods.forEach((m) => allowed.add(m));

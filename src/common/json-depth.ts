@@ -11,13 +11,30 @@ export const JSON_MAX_DEPTH = 64;
  */
 export function tooDeep(value: unknown, max: number): (string | number)[] | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  const stack: { value: object; depth: number; path: (string | number)[] }[] = [{ value, depth: 1, path: [] }];
+  // Each entry links to its parent: a path is built only for the value refused.
+  type Entry = { value: object; depth: number; parent: Entry | undefined; key: string | number };
+  const stack: Entry[] = [{ value, depth: 1, parent: undefined, key: '' }];
   while (stack.length) {
     const top = stack.pop()!;
-    if (top.depth > max) return top.path;
-    const entries: [string | number, unknown][] = Array.isArray(top.value) ? top.value.map((v, i) => [i, v]) : Object.entries(top.value);
-    for (const [key, child] of entries) {
-      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: top.depth + 1, path: [...top.path, key] });
+    if (top.depth > max) {
+      const path: (string | number)[] = [];
+      for (let e: Entry | undefined = top; e?.parent; e = e.parent) path.unshift(e.key);
+      return path;
+    }
+    const depth = top.depth + 1;
+    if (Array.isArray(top.value)) {
+      const list = top.value as unknown[];
+      for (let i = 0; i < list.length; i++) {
+        const child = list[i];
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth, parent: top, key: i });
+      }
+    } else {
+      const record = top.value as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key)) continue;
+        const child = record[key];
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth, parent: top, key });
+      }
     }
   }
   return undefined;

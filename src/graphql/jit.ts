@@ -1,4 +1,4 @@
-import type { ApolloServerOptionsWithGateway } from '@apollo/server';
+import { HeaderMap, type ApolloServerOptionsWithGateway, type GraphQLRequestContextResponseForOperation, type GraphQLResponse } from '@apollo/server';
 import { execute, getOperationAST, getVariableValues, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
@@ -36,52 +36,99 @@ export function compileDocument(schema: GraphQLSchema, document: DocumentNode, o
 /** How many compiled /graphql documents one process keeps (least recently used go first). */
 export const COMPILED_DOCUMENTS = 1000;
 
+type GatewayExecutor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
+type GatewayRequest = Parameters<GatewayExecutor>[0];
+
+/** A response of Apollo Server's `responseForOperation` hook, without any header of its own (never written to). */
+const NO_HEADERS = new HeaderMap();
+
 /**
- * Apollo Server's executor replaced by graphql-jit, through the one hook Apollo Server offers
- * for it (the gateway interface, with this process's own schema and nothing federated).
- * Apollo Server still parses, validates (with the document limits), runs the plugins and
- * formats errors; it caches parsed and validated documents by their hash. What changes is
- * execution: a document seen again is compiled once and kept in an LRU keyed by its hash and
- * operation name, so a repeated query skips graphql-js's per-field walk. A document graphql-jit cannot
+ * graphql-jit on /graphql, in the two places Apollo Server lets something else execute: the
+ * `responseForOperation` hook of a request listener and the executor of a gateway (with this
+ * process's own schema and nothing federated). Apollo Server still parses, validates (with
+ * the document limits) and caches the parsed and validated document per document text (its
+ * document store, keyed by the text's hash), runs the plugins and formats errors.
+ *
+ * A document seen again is compiled once and kept in an LRU keyed by its hash and operation
+ * name, so a repeated query skips graphql-js's per-field walk; a document graphql-jit cannot
  * compile runs on graphql-js's `execute`. The REST facade compiles its route documents with
  * `compileDocument` at boot (src/rest/facade.ts).
+ *
+ * `respond` (the listener's `responseForOperation`) executes a resolved operation and, when the
+ * result has no error, answers it as it is: the answer Apollo Server's executor path would
+ * build, without that path's per-request work (a gateway request context, content
+ * negotiation for incremental delivery, error formatting of no errors). A result with errors
+ * is kept for the gateway's `executor`, which Apollo Server calls next and which hands it over
+ * unchanged, so every error is presented by Apollo Server as before (codes, BAD_USER_INPUT
+ * for variables, status 400). A request whose operation Apollo Server did not resolve (an
+ * `operationName` the document does not define) is executed by the executor alone.
  */
-export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gateway {
+export function jitExecution(schema: GraphQLSchema, max = COMPILED_DOCUMENTS) {
   // A document's first run is graphql-js's; it is compiled when it comes again. Compiling costs
   // 0.3 ms for a list query and about 9 ms for one at the document limits, so a stream of
   // documents each sent once (an explorer, or a caller varying an alias) never pays for it.
   const compiled = new LRUCache<string, RunDocument | 'seen'>({ max });
-  return {
+  /** Results with errors that `respond` ran, for the executor of the same request (by its context object). */
+  const ran = new WeakMap<object, ExecutionResult>();
+
+  const run = (
+    queryHash: string,
+    document: DocumentNode,
+    operationType: string | undefined,
+    operationName: string | undefined,
+    contextValue: unknown,
+    variables: Record<string, unknown> | undefined,
+  ): Promise<ExecutionResult> => {
+    const key = `${queryHash}\u0000${operationName ?? ''}`;
+    let runDocument = compiled.get(key);
+    if (runDocument === undefined) {
+      compiled.set(key, 'seen');
+      runDocument = compileDocument(schema, document, operationName, false);
+    } else if (runDocument === 'seen') {
+      compiled.set(key, (runDocument = compileDocument(schema, document, operationName)));
+    }
+    const execute = runDocument;
+    return inOperationSpan(operationType ?? 'query', operationName, otelContext.active(), () => execute(contextValue, variables ?? {}));
+  };
+
+  const respond = async (requestContext: GraphQLRequestContextResponseForOperation<Context>): Promise<GraphQLResponse | null> => {
+    const { operation, operationName, queryHash, document, contextValue, request } = requestContext;
+    if (!operation || queryHash === undefined) return null;
+    const result = await run(queryHash, document, operation.operation, operationName ?? undefined, contextValue, request.variables);
+    if (result.errors) {
+      ran.set(contextValue, result);
+      return null;
+    }
+    return { http: { headers: NO_HEADERS }, body: { kind: 'single', singleResult: result } };
+  };
+
+  const executor: GatewayExecutor = async (request: GatewayRequest) => {
+    let result = ran.get(request.context);
+    if (result) ran.delete(request.context);
+    else {
+      // The resolved operation's name; when Apollo resolved none (an operationName the document
+      // does not define), the requested one, so execution reports "Unknown operation" (a 400)
+      // instead of running the document's only operation.
+      const operationName = (request.operation ? request.operationName : request.request.operationName) ?? undefined;
+      result = await run(request.queryHash, request.document, request.operation?.operation, operationName, request.context, request.request.variables);
+    }
+    // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads
+    // `extensions.code` of every error (graphql-js always sets an object).
+    if (result.errors) result = { ...result, errors: result.errors.map((e) => (e.extensions ? e : Object.create(e, { extensions: { value: {}, enumerable: true } }))) };
+    return result as Awaited<ReturnType<GatewayExecutor>>;
+  };
+
+  const gateway: Gateway = {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: '' });
       return () => undefined;
     },
     async load() {
-      return {
-        executor: async (request) => {
-          // The resolved operation's name; when Apollo resolved none (an operationName the document
-          // does not define), the requested one, so execution reports "Unknown operation" (a 400)
-          // instead of running the document's only operation.
-          const operationName = (request.operation ? request.operationName : request.request.operationName) ?? undefined;
-          const key = `${request.queryHash}\u0000${operationName ?? ''}`;
-          let run = compiled.get(key);
-          if (run === undefined) {
-            compiled.set(key, 'seen');
-            run = compileDocument(schema, request.document, operationName, false);
-          } else if (run === 'seen') {
-            compiled.set(key, (run = compileDocument(schema, request.document, operationName)));
-          }
-          const execute = run;
-          let result = await inOperationSpan(request.operation?.operation ?? 'query', operationName, otelContext.active(), () =>
-            execute(request.context, request.request.variables ?? {}),
-          );
-          // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads
-          // `extensions.code` of every error (graphql-js always sets an object).
-          if (result.errors) result = { ...result, errors: result.errors.map((e) => (e.extensions ? e : Object.create(e, { extensions: { value: {}, enumerable: true } }))) };
-          return result as Awaited<ReturnType<NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>>>;
-        },
-      };
+      return { executor };
     },
     async stop() {},
   };
+  /** How many documents are kept, compiled or seen once (at most `max`). */
+  const kept = () => compiled.size;
+  return { gateway, respond, kept };
 }

@@ -71,16 +71,31 @@ function inLiteral(root: ValueNode, rootKey: string, issues: FieldIssue[]): void
  */
 export function nulIssues(operation: OperationDefinitionNode | ASTNode | undefined, variables: Record<string, unknown> | undefined): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  for (const [name, value] of Object.entries(variables ?? {})) inValue(value, name, issues);
-  if (operation) {
+  if (variables) for (const name in variables) if (Object.hasOwn(variables, name)) inValue(variables[name], name, issues);
+  if (operation) for (const issue of literalIssues(operation)) issues.push({ ...issue, path: [...issue.path] });
+  return issues;
+}
+
+/**
+ * The issues of a document's own literals, found once per parsed operation: Apollo Server and
+ * graphql-ws keep a parsed document per document text (Apollo's document store), so a document
+ * sent again brings the same node and only its variables are walked per request.
+ */
+const LITERAL_ISSUES = new WeakMap<ASTNode, readonly FieldIssue[]>();
+
+function literalIssues(operation: ASTNode): readonly FieldIssue[] {
+  let found = LITERAL_ISSUES.get(operation);
+  if (found === undefined) {
+    const issues: FieldIssue[] = [];
     visit(operation, {
       Argument(node) {
         inLiteral(node.value, node.name.value, issues);
         return false;
       },
     });
+    LITERAL_ISSUES.set(operation, (found = issues));
   }
-  return issues;
+  return found;
 }
 
 /**

@@ -1,13 +1,13 @@
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../context';
 import { appErrorOf } from '../errors/app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS } from '../errors/classify';
 import type { Logger } from '../logger';
 import { queryLimitRules, type QueryLimits } from './limits';
-import { jitGateway } from './jit';
+import { jitExecution } from './jit';
 import { nulError } from './nul-check';
 
 /**
@@ -41,46 +41,45 @@ export function formatError(logger: Logger, hideSuggestions: boolean) {
   };
 }
 
-/** When nothing could be answered because the store is busy or down, say so with 503 and Retry-After, as REST does. */
-const unavailableAs503: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        if (response.body.kind !== 'single') return;
+/**
+ * The service's own request hooks, in one listener shared by every request (none keeps
+ * per-request state in it): Apollo Server awaits each plugin's `requestDidStart` and then
+ * every listener's hooks per request, so one plugin answering one prepared listener costs one
+ * resolved promise instead of a closure and a promise per plugin and hook. `extra`: more
+ * listeners of the same kind (read routing, src/graphql/read-routing.ts), run first.
+ */
+function requestHooks(extra: GraphQLRequestListener<Context>[], respond?: GraphQLRequestListener<Context>['responseForOperation']): ApolloServerPlugin<Context> {
+  const listener: GraphQLRequestListener<Context> = {
+    // graphql-jit answers a resolved operation here (src/graphql/jit.ts, `jitExecution`).
+    ...(respond ? { responseForOperation: respond } : {}),
+    async didResolveOperation(requestContext) {
+      const { operation, operationName, contextValue, request } = requestContext;
+      // The request's metrics and log line carry the operation's type and name.
+      if (operation && contextValue.operation) Object.assign(contextValue.operation, { type: operation.operation, name: operationName ?? undefined });
+      for (const l of extra) await l.didResolveOperation?.(requestContext);
+      // U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST
+      // facade and graphql-ws run the same check; the document's literals are checked once per
+      // parsed document, src/graphql/nul-check.ts).
+      const error = nulError(operation, request.variables, { http: { status: KINDS.VALIDATION.status } });
+      if (error) throw error;
+    },
+    async willSendResponse(requestContext) {
+      // When nothing could be answered because the store is busy or down, say so with 503 and Retry-After, as REST does.
+      const { response } = requestContext;
+      if (response.body.kind === 'single') {
         const { errors, data } = response.body.singleResult;
         // Nothing answered: data null, or every root field null (a nullable root field that failed).
-        const nothing = !data || Object.values(data).every((v) => v == null);
-        if (errors?.length && nothing && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
+        if (errors?.length && (!data || Object.values(data).every((v) => v == null)) && errors.every((e) => e.extensions?.code === KINDS.UNAVAILABLE.graphql)) {
           response.http.status = KINDS.UNAVAILABLE.status;
           response.http.headers.set('retry-after', String(RETRY_AFTER_SECONDS));
         }
-      },
-    };
-  },
-};
-
-/** U+0000 anywhere in the input: a 400 naming each field before anything runs (the REST facade and graphql-ws run the same check). */
-const refuseNul: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation({ operation, request }) {
-        const error = nulError(operation, request.variables, { http: { status: KINDS.VALIDATION.status } });
-        if (error) throw error;
-      },
-    };
-  },
-};
-
-/** Notes the resolved operation in the context: the request's metrics and log line carry its type. */
-const noteOperation: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation({ operation, operationName, contextValue }) {
-        if (operation && contextValue.operation) Object.assign(contextValue.operation, { type: operation.operation, name: operationName ?? undefined });
-      },
-    };
-  },
-};
+      }
+      for (const l of extra) await l.willSendResponse?.(requestContext);
+    },
+  };
+  const started = Promise.resolve(listener);
+  return { requestDidStart: () => started };
+}
 
 export function createApollo(
   schema: GraphQLSchema,
@@ -88,21 +87,21 @@ export function createApollo(
   sandbox: boolean,
   limits: QueryLimits,
   jit = true,
-  extra: ApolloServerPlugin<Context>[] = [],
+  extra: GraphQLRequestListener<Context>[] = [],
 ): ApolloServer<Context> {
+  // Execution by graphql-jit, documents compiled once (src/graphql/jit.ts); GRAPHQL_JIT=false: graphql-js.
+  const execution = jit ? jitExecution(schema) : undefined;
   const plugins: ApolloServerPlugin<Context>[] = [
-    ...extra,
-    noteOperation,
-    refuseNul,
-    unavailableAs503,
+    requestHooks(extra, execution?.respond),
     // No HTTP caching of GraphQL answers here; the plugin would otherwise wrap every field.
     ApolloServerPluginCacheControlDisabled(),
     // The browser page is src/graphql/ide.ts (Sandbox with an offline GraphiQL fallback).
     ApolloServerPluginLandingPageDisabled(),
+    // Apollo Server installs its federation trace plugin otherwise, which is asked on every request.
+    ApolloServerPluginInlineTraceDisabled(),
   ];
   return new ApolloServer<Context>({
-    // Execution by graphql-jit, documents compiled once (src/graphql/jit.ts); GRAPHQL_JIT=false: graphql-js.
-    ...(jit ? { gateway: jitGateway(schema) } : { schema }),
+    ...(execution ? { gateway: execution.gateway } : { schema }),
     introspection: sandbox,
     includeStacktraceInErrorResponses: false,
     formatError: formatError(logger, !sandbox),
