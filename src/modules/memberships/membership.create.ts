@@ -3,9 +3,10 @@ import { isId, orderedIds } from '../../common/ids';
 import { MEMBERSHIP } from '../../common/rules';
 import { Checks, rejectInvalid, under, type Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
+import { record } from '../../db/write';
 import { AppError, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
-import { GroupMembership } from './membership.entity';
+import { GroupMembership, MembershipRole } from './membership.entity';
 import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
 type MemberRow = { id: string; external_id: string | null };
@@ -125,6 +126,8 @@ export interface NewMembership {
  * MEMBER, time-ordered ids and one createdAt, so a batch lists in input order. The caller
  * holds the row locks of the groups (inLockedGroup, or `for update` in id order), so the
  * maximum read here stays the maximum; the count triggers keep membershipCount exact.
+ * Each group's maximum is one backward probe of its order index, not an aggregate over
+ * the group memberships of the batch's groups (a plan that read all 50,000 of the bench's).
  * Answers the new memberships in the order given.
  */
 export async function appendMemberships(em: EntityManager, communityId: string, items: NewMembership[], now = new Date()): Promise<GroupMembership[]> {
@@ -141,8 +144,8 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
   const at = now.toISOString();
   const inserted = await em.execute<{ id: string; order_number: number }[]>(
     `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)),
-          top as (select g.group_id, max(g.order_number) as top from group_memberships g
-                   where g.group_id in (select distinct group_id from v) group by g.group_id)
+          top as (select d.group_id, (select max(g.order_number) from group_memberships g where g.group_id = d.group_id) as top
+                   from (select distinct group_id from v) d)
      insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
      select v.id, ?, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
@@ -155,7 +158,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
   // Plain records, as insertRecords answers (src/db/write.ts): no identity map to fill for an import.
   const orderOf = new Map(inserted.map((r) => [r.id, Number(r.order_number)]));
   return items.map((item, i) =>
-    Object.assign(new GroupMembership(), {
+    record(GroupMembership, {
       id: ids[i],
       communityId,
       groupId: item.groupId,
@@ -163,6 +166,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
       externalId: item.externalId ?? null,
       title: item.title ?? null,
       orderNumber: orderOf.get(ids[i])!,
+      role: MembershipRole.MEMBER,
       createdAt: now,
       modifiedAt: now,
     }),
