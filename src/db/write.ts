@@ -1,6 +1,7 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { orderedIds } from '../common/ids';
+import { preparedRows } from './prepared';
 import type { TenantRecord } from './tenant-record';
 
 type Values<T> = Partial<Omit<T, keyof TenantRecord>>;
@@ -20,17 +21,45 @@ export async function insertRecords<T extends TenantRecord>(
 ): Promise<T[]> {
   if (!items.length) return [];
   const ids = orderedIds(items.length);
-  const records = items.map((values, i) => Object.assign(new entity(), values, { id: ids[i], communityId, createdAt: now, modifiedAt: now }));
   const cols = columnsOf(em, entity);
+  // The entity's defaults, read once from one instance (all of them are plain values).
+  const template = new entity() as Record<string, unknown>;
+  const defaults = Object.fromEntries(cols.map((c) => [c.prop, template[c.prop]]));
+  const records = items.map((values, i) => record(entity, { ...defaults, ...values, id: ids[i], communityId, createdAt: now, modifiedAt: now }));
   // The rows travel as one JSON parameter: a 1,000-row import batch is one short statement.
   const rows = records.map((r) => Object.fromEntries(cols.map((c) => [c.name, (r as Record<string, unknown>)[c.prop] ?? null])));
   const names = cols.map((c) => `"${c.name}"`).join(', ');
-  await em.execute(
+  await bound(
+    em,
     `insert into "${tableOf(em, entity)}" (${names})
      select ${names} from jsonb_to_recordset(?::jsonb) as v(${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})`,
     [JSON.stringify(rows)],
   );
   return records;
+}
+
+/**
+ * A statement of a write with its values bound as parameters, inside em's transaction (prepared.ts:
+ * the same connection, SQL counts and exceptions as `em.execute`). `em.execute` inlines each
+ * value into the SQL text, escaping it character by character in JavaScript (pg's
+ * escapeLiteral): for the JSON of an import batch or a bulk and the 10,000 ids of a reorder
+ * that was 3% of the service's CPU during an import, and PostgreSQL then scanned the literal.
+ * Outside a transaction it is `em.execute` (a statement on its own may be routed to a replica).
+ */
+export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<R[]> {
+  if (!em.getTransactionContext()) return em.execute<R[]>(sql, params);
+  return (await preparedRows(em, sql, params)) as unknown as R[];
+}
+
+/**
+ * `values` (a fresh object, taken over) made a record of `entity`, without running the
+ * constructor (a random id and a Date per record, then overwritten) or MikroORM's property
+ * setters on the prototype (each defines accessors and creates the entity's helper): for
+ * 1,000 records 9.7 against 0.15-2.6 ms of CPU. It is `instanceof entity` and reads like one;
+ * like `new entity()` it is not managed by any EntityManager.
+ */
+export function record<T extends object>(entity: EntityClass<T>, values: Record<string, unknown>): T {
+  return Object.setPrototypeOf(values, entity.prototype) as T;
 }
 
 interface Column {
@@ -66,7 +95,8 @@ export async function updateByExternalId<T extends TenantRecord & { externalId?:
   if (!rows.length) return [];
   const cols = columnsOf(em, entity, ['externalId', ...fields]);
   const [ext, ...set] = cols;
-  const written = await em.execute<{ external_id: string }[]>(
+  const written = await bound<{ external_id: string }>(
+    em,
     `update "${tableOf(em, entity)}" t set ${set.map((c) => `"${c.name}" = v."${c.name}"`).join(', ')}, modified_at = ?
        from jsonb_to_recordset(?::jsonb) as v(${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})
       where t.community_id = ? and t."${ext.name}" = v."${ext.name}"

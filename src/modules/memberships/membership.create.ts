@@ -3,9 +3,10 @@ import { isId, orderedIds } from '../../common/ids';
 import { MEMBERSHIP } from '../../common/rules';
 import { Checks, rejectInvalid, under, type Path } from '../../common/validate';
 import { anyOf, arrayOf } from '../../db/sql';
+import { record, bound } from '../../db/write';
 import { AppError, type FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
-import { GroupMembership } from './membership.entity';
+import { GroupMembership, MembershipRole } from './membership.entity';
 import type { CreateGroupMembershipInput, UpdateGroupMembershipInput } from './membership.inputs';
 
 type MemberRow = { id: string; external_id: string | null };
@@ -21,7 +22,7 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
   // A NUL cannot be stored (so matches nothing) and PostgreSQL rejects it in a literal.
   const exts = [...new Set(items.map((i) => i.memberExternalId).filter((v): v is string => typeof v === 'string' && !v.includes('\u0000')))];
   const rows: MemberRow[] = ids.length || exts.length
-    ? await em.execute(`select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()}) for key share`, [
+    ? await bound<MemberRow>(em, `select id, external_id from members where community_id = ? and (id = ${anyOf('uuid')} or external_id = ${anyOf()}) for key share`, [
         communityId,
         arrayOf(ids.map((id) => id.toLowerCase())),
         arrayOf(exts),
@@ -33,7 +34,8 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
 /** Existing memberships of the group that clash with the batch (member already in, externalId taken). */
 async function loadClashes(em: EntityManager, groupId: string, memberIds: string[], externalIds: string[]) {
   const rows: { member_id: string; external_id: string | null }[] = memberIds.length || externalIds.length
-    ? await em.execute(
+    ? await bound<{ member_id: string; external_id: string | null }>(
+        em,
         `select member_id, external_id from group_memberships where group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
         [groupId, arrayOf(memberIds), arrayOf(externalIds)],
       )
@@ -125,6 +127,8 @@ export interface NewMembership {
  * MEMBER, time-ordered ids and one createdAt, so a batch lists in input order. The caller
  * holds the row locks of the groups (inLockedGroup, or `for update` in id order), so the
  * maximum read here stays the maximum; the count triggers keep membershipCount exact.
+ * Each group's maximum is one backward probe of its order index, not an aggregate over
+ * the group memberships of the batch's groups (a plan that read all 50,000 of the bench's).
  * Answers the new memberships in the order given.
  */
 export async function appendMemberships(em: EntityManager, communityId: string, items: NewMembership[], now = new Date()): Promise<GroupMembership[]> {
@@ -139,13 +143,14 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
     n: i,
   }));
   const at = now.toISOString();
-  const inserted = await em.execute<{ id: string; order_number: number }[]>(
+  const inserted = await bound<{ id: string; order_number: number }>(
+    em,
     `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)),
-          top as (select g.group_id, max(g.order_number) as top from group_memberships g
-                   where g.group_id in (select distinct group_id from v) group by g.group_id)
+          top as (select d.group_id, (select max(g.order_number) from group_memberships g where g.group_id = d.group_id) as top
+                   from (select distinct group_id from v) d)
      insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
-     select v.id, ?, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
+     select v.id, ?::uuid, v.group_id, v.member_id, v.external_id, v.title, 'MEMBER',
             coalesce(top.top, 0) + row_number() over (partition by v.group_id order by v.n),
             ?::timestamptz, ?::timestamptz
        from v left join top on top.group_id = v.group_id
@@ -155,7 +160,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
   // Plain records, as insertRecords answers (src/db/write.ts): no identity map to fill for an import.
   const orderOf = new Map(inserted.map((r) => [r.id, Number(r.order_number)]));
   return items.map((item, i) =>
-    Object.assign(new GroupMembership(), {
+    record(GroupMembership, {
       id: ids[i],
       communityId,
       groupId: item.groupId,
@@ -163,6 +168,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
       externalId: item.externalId ?? null,
       title: item.title ?? null,
       orderNumber: orderOf.get(ids[i])!,
+      role: MembershipRole.MEMBER,
       createdAt: now,
       modifiedAt: now,
     }),

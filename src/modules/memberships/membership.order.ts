@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { arrayOf } from '../../db/sql';
+import { bound } from '../../db/write';
 import { rejectInvalid } from '../../common/validate';
 import type { FieldIssue } from '../../errors/app-error';
 import type { Group } from '../groups/group.entity';
@@ -61,7 +62,8 @@ export async function reorder(em: EntityManager, group: Group, input: GroupMembe
   );
   const ordered = matchOrder(rows, input);
   if (!ordered.length) return;
-  await em.execute(
+  await bound(
+    em,
     `update group_memberships m set order_number = v.n, modified_at = ?::timestamptz
        from unnest(?::uuid[]) with ordinality as v(id, n)
       where m.id = v.id and m.group_id = ? and m.order_number is distinct from v.n`,

@@ -112,6 +112,58 @@ describe('the outbox: every committed change is an event, in the same transactio
     expect(events[5].data).toEqual({ id: ids[0], externalId: null, groupId: group.id });
   });
 
+  it('a bulk appended to a group with memberships and a member import: the answers and every event are the records as GET reads them', async () => {
+    const group = await post('/groups', { name: 'Appended', externalId: 'appended' });
+    const members = await Promise.all(['a', 'b', 'c', 'd'].map((n) => post('/members', { externalId: `app-${n}` })));
+    await post(`/groups/${group.id}/memberships/_bulk`, { groupMemberships: [{ memberId: members[0].id }] });
+    const before = await feed();
+    // a bulk's records are built in process (no entity constructor): its answer is what GET answers
+    const FIELDS = 'id externalId memberId title orderNumber role createdAt modifiedAt';
+    const res = await gqlWith(app)(
+      `mutation($g: RecordRef!, $input: CreateGroupMembershipsInput!) { createGroupMemberships(groupRef: $g, input: $input) { ${FIELDS} } }`,
+      {
+        g: { id: group.id },
+        input: {
+          groupMemberships: [
+            { memberId: members[1].id, externalId: 'm-b', title: 'Alto' },
+            { memberExternalId: 'app-c' },
+            { memberId: members[3].id, title: 'Bass' },
+          ],
+        },
+      },
+      t.key,
+    );
+    expect(res.errors).toBeUndefined();
+    const bulk: Record<string, unknown>[] = res.data.createGroupMemberships;
+    const get = async (path: string) => (await app.http.get(`/api/v1${path}`).set(auth(t))).body;
+    const reads: Record<string, unknown>[] = await Promise.all(bulk.map((m) => get(`/groups/${group.id}/memberships/${m.id}`)));
+    const pick = (r: Record<string, unknown>) => Object.fromEntries(FIELDS.split(' ').map((f) => [f, r[f]]));
+    expect(bulk).toEqual(reads.map(pick));
+    expect(reads.map((r) => [r.orderNumber, r.role, r.title])).toEqual([[2, 'MEMBER', 'Alto'], [3, 'MEMBER', null], [4, 'MEMBER', 'Bass']]);
+    // a member import, with a membership: the job writes members and memberships set-based too
+    const imp = await app.http
+      .post('/api/v1/triggers/members/import')
+      .set(auth(t))
+      .send({ members: [{ externalId: 'imp-m1', firstName: 'Ida', lastName: 'M', emailAddress: 'ida-imp@example.com', groupExternalIds: ['appended'] }, { externalId: 'imp-m2', firstName: 'Jo' }] });
+    expect(imp.status, JSON.stringify(imp.body)).toBe(202);
+    let events: Ev[] = [];
+    for (const until = Date.now() + 15_000; Date.now() < until; await sleep(100)) {
+      events = await newEvents(t, before);
+      if (events.some((e) => e.type === 'import_job.completed')) break;
+    }
+    const created = events.filter((e) => e.type === 'group_membership.created');
+    expect(created.map((e) => e.data.id).slice(0, 3)).toEqual(bulk.map((m) => m.id));
+    expect(created.slice(0, 3).map((e) => e.data)).toEqual(reads.map((r) => ({ ...r, groupId: group.id })));
+    const imported = events.filter((e) => e.type === 'member.created');
+    expect(imported.map((e) => e.data.externalId)).toEqual(['imp-m1', 'imp-m2']);
+    for (const e of imported) expect(e.data).toEqual(await get(`/members/${e.data.id}`));
+    expect(imported[0].data.additionalFields).toEqual([]);
+    expect(created).toHaveLength(4);
+    const joined = await get(`/groups/${group.id}/memberships/${created[3].data.id}`);
+    expect(created[3].data).toEqual({ ...joined, groupId: group.id });
+    expect(joined).toMatchObject({ memberId: imported[0].data.id, memberExternalId: 'imp-m1', orderNumber: 5 });
+  });
+
   it('a membership update is one event with its changes; a member changed in name and values at once is one event', async () => {
     const group = await post('/groups', { name: 'Trio' });
     const member = await post('/members', { externalId: 'trio-a' });
