@@ -44,7 +44,7 @@ export const COMPILED_DOCUMENTS = 1000;
  * execution: a document seen again is compiled once and kept in an LRU keyed by its hash and
  * operation name, so a repeated query skips graphql-js's per-field walk. A document graphql-jit cannot
  * compile runs on graphql-js's `execute`. The REST facade compiles its route documents with
- * `compileDocument` at boot (src/rest/facade.ts).
+ * `compileDocument` on each route's first request (src/rest/facade.ts).
  */
 export function jitGateway(schema: GraphQLSchema, max = COMPILED_DOCUMENTS): Gateway {
   // A document's first run is graphql-js's; it is compiled when it comes again. Compiling costs
