@@ -32,12 +32,13 @@ export interface BenchResults {
   /** Statements the raw server sends per op (by construction, see raw-server.ts). */
   rawSql: Record<string, number>;
   memory: {
-    service: { peakMb: number; rssMb: number };
+    /** liveHeapMb: heapUsed after a full GC at the end of the load phase (bench/inspector.ts); absent in older results. */
+    service: { peakMb: number; rssMb: number; liveHeapMb?: number; bootPeakMb?: number };
     raw: { peakMb: number; rssMb: number };
     serviceAfterSingles?: { peakMb: number };
     postgraphile4?: { peakMb: number; rssMb: number };
     postgraphile5?: { peakMb: number; rssMb: number };
-    uncapped?: { peakMb: number; rssMb: number };
+    uncapped?: { peakMb: number; rssMb: number; liveHeapMb?: number };
     redis?: { peakMb: number; rssMb: number };
     nojit?: { peakMb: number; rssMb: number };
     norls?: { peakMb: number; rssMb: number };
@@ -162,6 +163,13 @@ export function renderResults(r: BenchResults): string {
       `raw server: ${n0(r.memory.raw.peakMb)} MB` +
       [...PEER_ARMS, ...VARIANT_ARMS].filter((a) => r.memory[a]).map((a) => `; ${a}: ${n0(r.memory[a]!.peakMb)} MB`).join('') + '.' +
       (r.memory.serviceAfterSingles ? ` After the timed operations (bulk, reorder, import): ${n0(r.memory.serviceAfterSingles.peakMb)} MB.` : ''),
+    ...(r.memory.service.bootPeakMb !== undefined ? [`- Service peak RSS after start, before any load: ${n0(r.memory.service.bootPeakMb)} MB.`] : []),
+    ...(r.memory.service.liveHeapMb !== undefined
+      ? [
+          `- Live heap (\`heapUsed\` after a full GC, through the inspector, at the end of the load phase): service ${n2(r.memory.service.liveHeapMb, 1)} MB` +
+            (r.memory.uncapped?.liveHeapMb !== undefined ? `; uncapped: ${n2(r.memory.uncapped.liveHeapMb, 1)} MB` : '') + '.',
+        ]
+      : []),
     '',
     ...(r.neighbour ? neighbourSection(r.neighbour) : []),
     '## Notes',

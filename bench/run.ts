@@ -11,7 +11,8 @@ import { timeImport } from './import';
 import { ARMS, armsOf, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
-import { startServer, type Server } from './proc';
+import { freePort, startServer, type Server } from './proc';
+import { attachInspector, inspectFlag } from './inspector';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
 import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
 import { timeReplicas } from './replicas';
@@ -182,7 +183,9 @@ async function main() {
     const SECRET_ENCRYPTION_KEYS = randomBytes(32).toString('base64');
     const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SECRET_ENCRYPTION_KEYS };
     const serviceArgs = [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'];
-    const service = await startServer('service', [...prof, ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
+    // The inspector's port is only configured: nothing listens until the live heap is read after the load (bench/inspector.ts).
+    const inspectPorts: Partial<Record<Arm, number>> = { rest: await freePort() };
+    const service = await startServer('service', [...prof, inspectFlag(inspectPorts.rest!), ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
     servers.push(raw);
@@ -190,10 +193,12 @@ async function main() {
     log(`service pid ${service.pid}${profile ? ' (profiling)' : ''}, raw pid ${raw.pid}, on Node ${nodes.rest}`);
     const key = await createKey(service, seeded.communityId);
     notes.push(...(await checkSameJson(service.url, raw.url, key, ops)));
+    const bootPeakMb = service.memory().peakMb;
 
     const armServers: Partial<Record<Arm, Server>> = { rest: service, graphql: service, raw };
     // Variants of the service (measure.ts VARIANT_ARMS): what the heap flags and the rate-limit store cost, in the same rounds.
-    const heapFlag = /^--max-(old|semi)-space-size=/;
+    // Heap flags: the sizes and the young generation's collector (what `uncapped` leaves to Node's defaults).
+    const heapFlag = /^--(max-old-space-size=|max-semi-space-size=|min-semi-space-size=|(no-)?minor-ms$)/;
     const redisUrl = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
     const variants: Record<(typeof VARIANT_ARMS)[number], () => Promise<{ flags: string[]; env: Record<string, string>; note: string } | string>> = {
       uncapped: async () => {
@@ -215,7 +220,9 @@ async function main() {
         continue;
       }
       // The service's own environment: its job worker runs here too (webhook deliveries to the bench's local receiver).
-      const server = await startServer(arm, [...how.flags, 'dist/src/main.js'], { ...serviceEnv, ...how.env }, path.join(OUT, `${arm}.log`), serviceNode);
+      if (arm === 'uncapped') inspectPorts.uncapped = await freePort();
+      const inspect = inspectPorts[arm] ? [inspectFlag(inspectPorts[arm])] : [];
+      const server = await startServer(arm, [...inspect, ...how.flags, 'dist/src/main.js'], { ...serviceEnv, ...how.env }, path.join(OUT, `${arm}.log`), serviceNode);
       servers.push(server);
       armServers[arm] = server;
       nodes[arm] = nodes.rest;
@@ -235,11 +242,16 @@ async function main() {
     notes.push(...(await checkPeers(service.url, peerArms.map((arm) => ({ arm, url: armServers[arm]!.url })), key, ops)));
 
     const load = await measureLoad(armServers, key, ops, { ...settings, arms: arms.filter((a) => armServers[a]), dbCpu: db.cpuMs }, log);
-    const memory: BenchResults['memory'] = { service: service.memory(), raw: raw.memory() };
+    const memory: BenchResults['memory'] = { service: { ...service.memory(), bootPeakMb }, raw: raw.memory() };
     for (const peer of peerArms) memory[peer] = armServers[peer]!.memory();
+    for (const arm of VARIANT_ARMS) if (armServers[arm]) memory[arm] = armServers[arm]!.memory();
+    // Live heap: a full GC, then heapUsed, read after every peak above (the collection lowers RSS, never VmHWM).
+    memory.service.liveHeapMb = await liveHeapMb(service, inspectPorts.rest!);
+    if (armServers.uncapped) memory.uncapped!.liveHeapMb = await liveHeapMb(armServers.uncapped, inspectPorts.uncapped!);
+    log(`memory: service peak ${Math.round(memory.service.peakMb)} MB (after start ${Math.round(bootPeakMb)} MB), live heap ${memory.service.liveHeapMb.toFixed(1)} MB` +
+      (memory.uncapped ? `; uncapped peak ${Math.round(memory.uncapped.peakMb)} MB, live heap ${memory.uncapped.liveHeapMb?.toFixed(1)} MB` : ''));
     for (const arm of VARIANT_ARMS) {
       if (!armServers[arm]) continue;
-      memory[arm] = armServers[arm]!.memory();
       await armServers[arm]!.stop(); // measured: the rest of the run has the machine without it
       servers.splice(servers.indexOf(armServers[arm]!), 1);
     }
@@ -354,6 +366,16 @@ function replicaSection() {
     },
     log,
   );
+}
+
+/** heapUsed after a full garbage collection, in MB, through the server's inspector (opened now by SIGUSR1). */
+async function liveHeapMb(server: Server, port: number): Promise<number> {
+  const inspector = await attachInspector(server.pid, port);
+  try {
+    return (await inspector.liveMemory()).heapUsed / 2 ** 20;
+  } finally {
+    inspector.close();
+  }
 }
 
 /** B's latency alone, then while A attacks (bench/neighbour.ts). */

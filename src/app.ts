@@ -29,7 +29,7 @@ import { checkPathParams } from './rest/path-params';
 import { bodyPointer } from './rest/params';
 import { limitJsonDepth } from './common/json-depth';
 import { routes } from './rest/routes';
-import { openApiDocument } from './openapi';
+import { openApiJson } from './openapi';
 import { openApiRouter } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
@@ -112,7 +112,7 @@ export async function createApp(deps: AppDeps) {
   if (metrics && config.metricsPort === undefined) app.get('/metrics', metricsHandler(metrics));
 
   // Before the /api/v1 gate: the contract and its docs page are readable without a key.
-  app.use(openApiRouter(openApiDocument(schema)));
+  app.use(openApiRouter(() => openApiJson(schema)));
 
   // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
   const line = new CallerQueue(

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Pool } from 'pg';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
 import { answerClientErrors } from './http-errors';
@@ -83,9 +83,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
     });
   }
   const health = new Health(pool);
-  const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
-    : undefined;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
   // Reads on replicas (src/db/replicas.ts), when DATABASE_REPLICA_URLS names any.
   const reads = config.databaseReplicaUrls.length
@@ -130,6 +128,12 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
       await orm.close(true);
     },
   };
+}
+
+/** ioredis is loaded only when REDIS_URL is set: without it, its code never enters the heap (docs/performance.md). */
+async function connectRedis(url: string): Promise<Redis> {
+  const { Redis: RedisClient } = await import('ioredis');
+  return new RedisClient(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
 }
 
 export function listen(app: RequestListener, port: number): Promise<Server> {

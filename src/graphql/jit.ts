@@ -52,7 +52,7 @@ const NO_HEADERS = new HeaderMap();
  * A document seen again is compiled once and kept in an LRU keyed by its hash and operation
  * name, so a repeated query skips graphql-js's per-field walk; a document graphql-jit cannot
  * compile runs on graphql-js's `execute`. The REST facade compiles its route documents with
- * `compileDocument` at boot (src/rest/facade.ts).
+ * `compileDocument` on each route's first request (src/rest/facade.ts).
  *
  * `respond` (the listener's `responseForOperation`) executes a resolved operation and, when the
  * result has no error, answers it as it is: the answer Apollo Server's executor path would

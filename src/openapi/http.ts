@@ -1,7 +1,7 @@
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { problem, sendProblem } from '../errors/problem';
-import { DOCUMENT_PATH, type OpenApiDocument } from './document';
+import { DOCUMENT_PATH } from './document';
 
 const UI_OPTIONS = {
   customSiteTitle: 'Community management API',
@@ -14,19 +14,21 @@ const UI_OPTIONS = {
 };
 
 /**
- * `GET /api/v1/openapi.json` and the Swagger UI page at `/docs`. Mounted before the
- * `/api/v1` key gate: reading the contract needs no key. Every asset comes from
- * swagger-ui-dist in node_modules, none from a CDN.
+ * `GET /api/v1/openapi.json` (`json` is called once, on the first request) and the
+ * Swagger UI page at `/docs`. Mounted before the `/api/v1` key gate: reading the contract
+ * needs no key. Every asset comes from swagger-ui-dist in node_modules, none from a CDN.
  */
-export function openApiRouter(doc: OpenApiDocument): Router {
+export function openApiRouter(json: () => string): Router {
   const router = express.Router();
-  const body = JSON.stringify(doc);
+  // Built on the first request, not at boot: a process nobody asks for its contract never
+  // holds it, and the boot's peak memory does not include building it.
+  let body: string | undefined;
   router.get(`/api/v1${DOCUMENT_PATH}`, (req, res) => {
     if (!req.accepts('application/json')) {
       sendProblem(res, problem(406, 'This document is only available as application/json'));
       return;
     }
-    res.type('application/json').send(body);
+    res.type('application/json').send((body ??= json()));
   });
   // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.
   router.use('/docs', ...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));

@@ -11,7 +11,7 @@ const VERSION = pkg.version;
 
 const cache = new WeakMap<GraphQLSchema, OpenApiDocument>();
 
-/** The document for the service's schema and route table, built once per schema (at boot), never per request. */
+/** The document for the service's schema and route table, built once per schema, never per request. */
 export function openApiDocument(schema: GraphQLSchema = buildSchema()): OpenApiDocument {
   let doc = cache.get(schema);
   if (!doc) {
@@ -19,6 +19,14 @@ export function openApiDocument(schema: GraphQLSchema = buildSchema()): OpenApiD
     cache.set(schema, doc);
   }
   return doc;
+}
+
+/**
+ * The document as compact JSON, for `GET /api/v1/openapi.json`: the server keeps this text
+ * only, built on the first request, and not the document's object tree (docs/performance.md).
+ */
+export function openApiJson(schema: GraphQLSchema): string {
+  return JSON.stringify(cache.get(schema) ?? buildOpenApi(schema, routes, VERSION));
 }
 
 /** The exact text of schema/openapi.json. */

@@ -13,7 +13,7 @@ import { nulIssues } from '../graphql/nul-check';
 import { checkInputValue } from './input-check';
 import { JSON_MAX_DEPTH, limitJsonDepth } from '../common/json-depth';
 import { compileRoutes, type CompiledRoute } from './compile';
-import { compileDocument } from '../graphql/jit';
+import { compileDocument, type RunDocument } from '../graphql/jit';
 import { CSV_TYPES, csvBody, csvInput, csvRowType } from './csv';
 import { cursorLinks, listLinks } from './links';
 import { filterParam } from './filter';
@@ -148,8 +148,13 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
     const parsers = route.body ? [jsonBody, depthLimit, ...(route.csv ? [csvBody(JSON_LIMIT)] : [])] : [];
     if (route.csv) csvRowType(route.variableTypes.get(route.body!)!, route.csv); // a bad binding stops the boot
     const etag = hasEtag(deps.schema, route);
-    // Compiled once, here at boot (graphql-jit unless GRAPHQL_JIT=false).
-    const compile = (document: DocumentNode) => compileDocument(deps.schema, document, undefined, deps.jit ?? true);
+    // Parsed and validated at boot (compileRoutes); compiled once, on the route's first request
+    // (graphql-jit unless GRAPHQL_JIT=false): routes a process never serves hold no compiled code.
+    const compile = (document: DocumentNode) => {
+      let compiled: RunDocument | undefined;
+      return (contextValue: unknown, variables: Record<string, unknown>) =>
+        (compiled ??= compileDocument(deps.schema, document, undefined, deps.jit ?? true))(contextValue, variables);
+    };
     const run = compile(etag ? withEtagSelection(route.parsed) : route.parsed);
     const runVersion = etag ? compile(versionOnly(route.parsed)) : undefined;
     const operation = getOperationAST(route.parsed)!;

@@ -1,0 +1,69 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { openBenchDatabase } from './db';
+import { shoot, median } from './load';
+import { armRequest } from './measure';
+import { loadOps } from './ops';
+import { node24 } from './peers';
+import { startServer, type Server } from './proc';
+import { seed } from './seed';
+import { ADMIN_TOKEN } from './sql';
+
+/**
+ * Node flag sets of the service side by side: one process per set over the bench's seeded
+ * database, `GET /groups?limit=20` at 64 connections in interleaved rounds (order rotated), and
+ * per set the peak RSS after start and after the load and the CPU per request, also as the
+ * median of per-round ratios to the first set. After `npm run build`:
+ *   VARIANTS='{"s16":"--max-old-space-size=192 --max-semi-space-size=16","s8":"--max-old-space-size=192 --max-semi-space-size=8","uncapped":""}' \
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node -r @swc-node/register bench/flags.ts
+ * ROUNDS (3) and SECS (5) size the rounds; logs go to .data/bench/flags-<name>.log.
+ */
+const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
+const rounds = Number(process.env.ROUNDS || 3);
+const seconds = Number(process.env.SECS || 5);
+async function main() {
+  const db = await openBenchDatabase();
+  const seeded = await seed(db.url);
+  const env = { DATABASE_URL: db.url, PUBLIC_BASE_URL: 'http://bench.invalid', LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN, SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64') };
+  const servers: Record<string, Server> = {};
+  let key = '';
+  try {
+    for (const [name, flags] of Object.entries(variants)) {
+      servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), 'dist/src/main.js'], env, path.resolve(`.data/bench/flags-${name}.log`), node24());
+      if (!key) {
+        const res = await fetch(`${servers[name].url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: JSON.stringify({ query: 'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', variables: { input: { communityId: seeded.communityId, rateLimitPerHour: 1_000_000_000 } } }) });
+        key = ((await res.json()) as { data: { createApiKey: { key: string } } }).data.createApiKey.key;
+      }
+    }
+    const boot = Object.fromEntries(Object.entries(servers).map(([n, s]) => [n, s.memory().peakMb]));
+    const op = loadOps(seeded).find((o) => o.id === 'groups20')!;
+    const names = Object.keys(servers);
+    for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: 1 });
+    const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
+    for (let r = 0; r < rounds; r++) {
+      const order = names.map((_, i) => names[(i + r) % names.length]);
+      for (const n of order) {
+        const s = await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds });
+        (cpu[n] ??= []).push(s.cpuMs); (rps[n] ??= []).push(s.rps);
+      }
+      console.log(`round ${r + 1}: ${order.map((n) => `${n} ${rps[n][r].toFixed(0)}/s ${cpu[n][r].toFixed(2)}ms`).join(', ')}`);
+    }
+    const base = names[0];
+    for (const n of names) {
+      const ratio = median(cpu[n].map((c, i) => c / cpu[base][i]));
+      console.log(`${n.padEnd(14)} flags "${variants[n]}": boot peak ${boot[n].toFixed(0)} MB, peak ${servers[n].memory().peakMb.toFixed(0)} MB, cpu/req median ${median(cpu[n]).toFixed(2)} ms, vs ${base} ${ratio.toFixed(2)}x, rps median ${median(rps[n]).toFixed(0)}`);
+    }
+  } finally {
+    for (const s of Object.values(servers)) await s.stop().catch(() => undefined);
+    await db.close();
+  }
+}
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
