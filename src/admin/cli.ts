@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
+import { asOwner } from '../db/tenancy';
 import type { ApiKey } from '../auth/api-key.entity';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
@@ -116,7 +117,9 @@ async function main() {
     secretsRef.current = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
     const em = orm.em.fork() as EntityManager;
     const { help: _help, ...options } = values;
-    const result = await run(new AdminService(em, new RuntimeState()), command, options, em);
+    // The operator's tool spans communities: under the named bypass, recorded on stderr (src/db/tenancy.ts).
+    const audit = (fields: object, msg: string) => console.error(JSON.stringify({ msg, ...fields }));
+    const result = await asOwner(`admin cli: ${command}`, audit, () => run(new AdminService(em, new RuntimeState()), command, options, em));
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {
