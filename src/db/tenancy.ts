@@ -146,12 +146,21 @@ function nameOf(text: string): string {
  * parsers, fields, rowCount, and an error of either part surfaces as pg's error.
  */
 class TenantQuery extends PgQuery {
-  private settingPending = true;
+  /** Completions seen: the setting's is dropped (the first, or with `after` the second). */
+  private completed = 0;
   private readonly setting: [string, string];
+  /** The setting after the statement: a BEGIN, whose transaction it then belongs to (it outlives the Sync). */
+  private readonly after: boolean;
 
-  constructor(config: QueryConfig, setting: [string, string]) {
+  constructor(config: QueryConfig, setting: [string, string], after = false) {
     super(config);
     this.setting = setting;
+    this.after = after;
+  }
+
+  /** True while the messages coming in are the setting's. */
+  private get inSetting(): boolean {
+    return this.after ? this.completed >= 1 : this.completed === 0;
   }
 
   override submit(connection: Wire): Error | null {
@@ -162,13 +171,15 @@ class TenantQuery extends PgQuery {
     // cannot convert fails here, with nothing sent.
     let messages: Buffer;
     try {
-      const parts = [settingMessages(this.setting)];
+      const parts: Buffer[] = [];
       if (!this.hasBeenParsed(connection)) parts.push(serialize.parse({ text: this.text, name: this.name, types: this.types }));
       parts.push(
         serialize.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue }),
         serialize.describe({ type: 'P', name: this.portal || '' }),
         serialize.execute({ portal: this.portal }),
       );
+      if (this.after) parts.push(settingMessages(this.setting));
+      else parts.unshift(settingMessages(this.setting));
       messages = Buffer.concat(parts);
     } catch (err) {
       return err as Error;
@@ -185,16 +196,16 @@ class TenantQuery extends PgQuery {
   }
 
   override handleDataRow(msg: unknown): void {
-    if (!this.settingPending) super.handleDataRow(msg);
+    if (!this.inSetting) super.handleDataRow(msg);
   }
 
   override handleCommandComplete(msg: unknown, connection: Wire): void {
-    if (this.settingPending) this.settingPending = false;
-    else super.handleCommandComplete(msg, connection);
+    const setting = this.inSetting;
+    this.completed++;
+    if (!setting) super.handleCommandComplete(msg, connection);
   }
 }
 
-const first = (result: unknown): unknown => (Array.isArray(result) ? result[0] : result);
 /** The statement's own result(s), after the setting's: one, or several for a multi-statement text. */
 const afterSetting = (result: unknown): unknown => (Array.isArray(result) ? (result.length === 2 ? result[1] : result.slice(1)) : result);
 
@@ -230,7 +241,13 @@ function guard(connection: PgConnection): void {
     if (BEGIN.test(text)) {
       inTransaction = true;
       if (!setting) return pass();
-      return run({ ...base, text: `${text.trim().replace(/;$/, '')}; ${settingSql(setting)}` }, first, callback);
+      // BEGIN, then the setting, in one pipeline: BEGIN turns the pipeline's implicit transaction
+      // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
+      // (A text of several statements goes as one simple query, the setting after them.)
+      const only = text.trim().replace(/;$/, '');
+      if (SEVERAL.test(only)) return run({ ...base, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
+      const { name: _name, values: _values, ...rest } = base;
+      return submit(new TenantQuery({ ...rest, text: only }, setting, true), callback);
     }
     if (END.test(text)) {
       inTransaction = false;
@@ -251,7 +268,10 @@ function guard(connection: PgConnection): void {
     // A statement with parameters is named (parsed once per connection); one without (the
     // ORM inlines its literals, so its text is new each time) goes through the unnamed statement.
     const name = params.length ? (base.name ?? nameOf(text)) : undefined;
-    const q = new TenantQuery({ ...base, name, values: params }, setting);
+    return submit(new TenantQuery({ ...base, name, values: params }, setting), callback);
+  }) as Query;
+
+  function submit(q: PgQueryInstance, callback?: Callback) {
     if (callback) {
       q.callback = callback;
       query(q);
@@ -261,7 +281,7 @@ function guard(connection: PgConnection): void {
       q.callback = (err, result) => (err ? reject(err) : resolve(result));
       query(q);
     });
-  }) as Query;
+  }
 
   function run(config: QueryConfig, pick: (r: unknown) => unknown, callback?: Callback) {
     const promise = (query(config) as Promise<unknown>).then(pick);
