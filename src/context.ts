@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createParameterDecorator, type AuthChecker } from 'type-graphql';
 import { callerScope } from './db/caller-budget';
+import { auditBypass } from './db/tenancy';
 import { AppError } from './errors/app-error';
 import { Loaders } from './loaders';
 import type { RuntimeState } from './state';
@@ -28,7 +29,9 @@ export function enterCaller(caller: Caller, log?: (fields: object, msg: string) 
   scope.key = callerKey(caller);
   if (caller.kind === 'key') scope.communityId = caller.communityId;
   else if (!scope.bypass) {
-    scope.bypass = 'operator';
+    // The operator's request: the named bypass, recorded per request.
+    scope.bypass = 'operator request';
+    auditBypass(scope.bypass, () => undefined);
     log?.({ reason: scope.bypass }, 'tenancy bypass: this request runs across communities');
   }
 }

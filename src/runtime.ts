@@ -102,6 +102,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   if (reads) state.set(READ_ROUTER, reads);
   const stops: ModuleStop[] = [];
   for (const m of modules) {
+    // Outside any request: a hook's database work reads no tenant row unless it asks for the bypass (asOwner).
     const stop = await m.start?.({ config, databaseUrl, orm, logger, state });
     if (stop) stops.unshift(stop);
   }

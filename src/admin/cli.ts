@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
+import { asOwner } from '../db/tenancy';
 import type { ApiKey } from '../auth/api-key.entity';
 import { AppError } from '../errors/app-error';
 import { createLogger } from '../logger';
@@ -115,7 +116,9 @@ async function main() {
     const box = openSecretBox(config, (msg, fields) => console.error(JSON.stringify({ msg, ...fields })));
     const em = orm.em.fork() as EntityManager;
     const { help: _help, ...options } = values;
-    const result = await run(new AdminService(em, new RuntimeState()), command, options, em, box);
+    // The operator's tool spans communities: under the named bypass, recorded on stderr (src/db/tenancy.ts).
+    const audit = (fields: object, msg: string) => console.error(JSON.stringify({ msg, ...fields }));
+    const result = await asOwner(`admin cli: ${command}`, audit, () => run(new AdminService(em, new RuntimeState()), command, options, em, box));
     console.log(JSON.stringify(result, null, 2));
   } catch (err) {
     if (err instanceof AppError) {

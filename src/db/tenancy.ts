@@ -11,21 +11,21 @@ import { interceptPool, type DriverConnection } from './driver-pool';
  * everyone but a role with BYPASSRLS. The service logs in as the owner (migrations,
  * graphile-worker's own pool, the gate's pool), but every connection of the ORM's pools is
  * switched to SERVICE_ROLE, which owns nothing and lacks BYPASSRLS, as soon as it is first
- * handed out (`set role`, once per connection): by default a statement reads no tenant row.
- * Then, per statement, in the same round trip:
+ * handed out (`set role`, once per connection, with `t_set` prepared in the same statement):
+ * by default a statement reads no tenant row. Then, per statement, in the same round trip:
  *
- * - Inside a request scope (callerScope, src/db/caller-budget.ts) with a community: the
- *   transaction's BEGIN is sent as `BEGIN; select set_config('app.community_id', <community>,
- *   true)`; a statement outside a transaction runs in one implicit transaction with that setting
- *   in front of it: one multi-statement simple query (`select set_config(...); execute
- *   <statement>(<literals>)`; statements with parameters are prepared per connection with SQL
- *   PREPARE).
- * - A request scope without a community (before the caller is known) adds nothing: the
- *   service role with no community reads no tenant row and can write none (fails closed).
- * - Work that spans communities, the operator's requests (`bypass`, logged once per request) and
- *   work outside any request scope (job tasks, module start hooks, the admin CLI), gets
- *   `set_config('role', 'none', true)` the same way: the owner's rights, for that transaction or
- *   statement only.
+ * - Inside a scope (callerScope, src/db/caller-budget.ts) with a community: the transaction's
+ *   BEGIN is sent as `BEGIN; select set_config('app.community_id', <community>, true)`; a
+ *   statement outside a transaction runs in one implicit transaction with that setting in
+ *   front of it: one extended-protocol pipeline (TenantQuery below: Bind/Execute `t_set`, the
+ *   statement's Parse once per connection, Bind/Describe/Execute, one Sync).
+ * - Outside every scope, or in a scope without a community (before the caller is known):
+ *   nothing is added; the service role with no community reads no tenant row and can write
+ *   none (fails closed).
+ * - Work that spans communities runs under the one named bypass, asOwner(reason, ...) (the
+ *   operator's requests mark their scope the same way, enterCaller): it gets
+ *   `set_config('role', 'none', true)` the same way, the owner's rights for that transaction or
+ *   statement only. Each use is recorded (auditBypass).
  * - Every setting is transaction-local: a connection given back to the pool carries no
  *   community and is the service role again.
  *
@@ -33,29 +33,65 @@ import { interceptPool, type DriverConnection } from './driver-pool';
  * out (the primary's and each read replica's: transactions, named statements, MikroORM's own
  * queries) goes through it.
  */
-/** pg's own conversion of a parameter to its text form (what it sends for `$n`), for the literals of EXECUTE. */
-const { prepareValue } = createRequire(__filename)('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
+const require_ = createRequire(__filename);
+/** pg's own conversion of a parameter to its text form (what it sends for `$n`). */
+const { prepareValue } = require_('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
+/** pg's query (a Submittable): its result handling (type parsers, fields, rowCount) is reused as is. */
+const PgQuery = require_('pg/lib/query') as new (config: object) => PgQueryInstance;
+/** pg's own wire serializer (pg-protocol, pg's dependency). */
+const { serialize } = createRequire(require_.resolve('pg'))('pg-protocol') as { serialize: Serialize };
+interface Serialize {
+  parse(config: { text: string; name?: string; types?: unknown }): Buffer;
+  bind(config: { portal?: string; statement?: string; values?: unknown[]; binary?: boolean; valueMapper?: (v: unknown) => unknown }): Buffer;
+  describe(config: { type: 'P' | 'S'; name: string }): Buffer;
+  execute(config?: { portal?: string }): Buffer;
+}
 
 export const SERVICE_ROLE = 'community_api_service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
 const END = /^\s*(commit|rollback|end|abort)\s*;?\s*$/i;
+/** A text that may hold more than one statement (a `;` before its end): it cannot go through Parse. */
+const SEVERAL = /;\s*\S/;
+
+/**
+ * The per-connection named statement every setting goes through (prepared with SQL PREPARE
+ * when the connection is switched to the service role, so it is never parsed again).
+ */
+const SET = 't_set';
+const PREPARE_SET = `prepare ${SET}(text, text) as select set_config($1, $2, true)`;
+
+/** The Bind and Execute of `t_set` for one setting (a community, or the owner), kept: the same bytes for every statement of that community. */
+const settingBytes = new Map<string, Buffer>();
+function settingMessages([name, value]: [string, string]): Buffer {
+  const key = `${name}=${value}`;
+  let bytes = settingBytes.get(key);
+  if (!bytes) {
+    bytes = Buffer.concat([serialize.bind({ statement: SET, values: [name, value] }), serialize.execute()]);
+    if (settingBytes.size >= 10_000) settingBytes.clear();
+    settingBytes.set(key, bytes);
+  }
+  return bytes;
+}
 
 type Mode = { owner: true } | { owner: false; community: string };
 
 function modeNow(): Mode {
   const scope = callerScope.getStore();
-  if (!scope || scope.bypass) return { owner: true };
-  const community = scope.communityId && UUID.test(scope.communityId) ? scope.communityId : '';
+  if (scope?.bypass) return { owner: true };
+  // Outside any scope, or in a scope whose community is not known: the service role with no
+  // community, which reads no tenant row. Work that spans communities says so (asOwner).
+  const community = scope?.communityId && UUID.test(scope.communityId) ? scope.communityId : '';
   return { owner: false, community };
 }
 
-/** The statement that makes the rest of the transaction the tenant's (a checked UUID), or the owner's; none when the community is unknown. */
-function settingOf(mode: Mode): string | null {
-  if (mode.owner) return "select set_config('role', 'none', true)";
-  return mode.community ? `select set_config('app.community_id', '${mode.community}', true)` : null;
+/** The setting that makes the rest of the transaction the tenant's (a checked UUID), or the owner's; none when the community is unknown. */
+function settingOf(mode: Mode): [string, string] | null {
+  if (mode.owner) return ['role', 'none'];
+  return mode.community ? ['app.community_id', mode.community] : null;
 }
+const settingSql = ([name, value]: [string, string]) => `select set_config('${name}', '${value}', true)`;
 
 type Callback = (err: Error | null, result?: unknown) => void;
 interface QueryConfig {
@@ -63,12 +99,31 @@ interface QueryConfig {
   name?: string;
   values?: unknown[];
   submit?: unknown;
+  rows?: number;
   [more: string]: unknown;
 }
 type Query = (config: unknown, values?: unknown, callback?: Callback) => Promise<unknown> | undefined;
 interface PgConnection {
   query: Query;
-  escapeLiteral(value: string): string;
+}
+/** What of pg's Connection (the wire) the pipeline writes to. */
+interface Wire {
+  stream: { writable: boolean; cork?(): void; uncork?(): void; write(bytes: Buffer): boolean };
+  parsedStatements: Record<string, string>;
+  sync(): void;
+}
+interface PgQueryInstance {
+  text: string;
+  name?: string;
+  values?: unknown[];
+  types?: unknown;
+  binary?: boolean;
+  portal: string;
+  callback?: Callback;
+  submit(connection: Wire): Error | null | undefined;
+  handleDataRow(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: Wire): void;
+  hasBeenParsed(connection: Wire): unknown;
 }
 
 const names = new Map<string, string>();
@@ -81,20 +136,81 @@ function nameOf(text: string): string {
   return name;
 }
 
-function literal(connection: PgConnection, value: unknown): string {
-  const v = prepareValue(value);
-  if (v === null || v === undefined) return 'null';
-  if (Buffer.isBuffer(v)) return `'\\x${v.toString('hex')}'`;
-  return connection.escapeLiteral(String(v));
+/**
+ * One statement outside a transaction with its setting in front, in one round trip of the
+ * extended protocol: Bind/Execute of the connection's `t_set` (the setting), Parse (once per
+ * connection for a named statement), Bind/Describe/Execute of the statement, one Sync.
+ * PostgreSQL runs everything before a Sync as one implicit transaction, so the
+ * transaction-local setting covers the statement and is gone after it. The setting's own
+ * row and CommandComplete are dropped; the rest is pg's own Query: rows through pg's type
+ * parsers, fields, rowCount, and an error of either part surfaces as pg's error.
+ */
+class TenantQuery extends PgQuery {
+  /** Completions seen: the setting's is dropped (the first, or with `after` the second). */
+  private completed = 0;
+  private readonly setting: [string, string];
+  /** The setting after the statement: a BEGIN, whose transaction it then belongs to (it outlives the Sync). */
+  private readonly after: boolean;
+
+  constructor(config: QueryConfig, setting: [string, string], after = false) {
+    super(config);
+    this.setting = setting;
+    this.after = after;
+  }
+
+  /** True while the messages coming in are the setting's. */
+  private get inSetting(): boolean {
+    return this.after ? this.completed >= 1 : this.completed === 0;
+  }
+
+  override submit(connection: Wire): Error | null {
+    if (typeof this.text !== 'string') return new Error('tenancy: a statement needs its text');
+    const previous = this.name ? connection.parsedStatements[this.name] : undefined;
+    if (previous && previous !== this.text) return new Error(`Prepared statements must be unique - '${this.name}' was used for a different statement`);
+    // Every message but the Sync in one buffer, built before anything is written: a value pg
+    // cannot convert fails here, with nothing sent.
+    let messages: Buffer;
+    try {
+      const parts: Buffer[] = [];
+      if (!this.hasBeenParsed(connection)) parts.push(serialize.parse({ text: this.text, name: this.name, types: this.types }));
+      parts.push(
+        serialize.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue }),
+        serialize.describe({ type: 'P', name: this.portal || '' }),
+        serialize.execute({ portal: this.portal }),
+      );
+      if (this.after) parts.push(settingMessages(this.setting));
+      else parts.unshift(settingMessages(this.setting));
+      messages = Buffer.concat(parts);
+    } catch (err) {
+      return err as Error;
+    }
+    connection.stream.cork?.();
+    try {
+      // As pg's own sending does: nothing on a stream that is no longer writable (the client reports the connection's end).
+      if (connection.stream.writable) connection.stream.write(messages);
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  override handleDataRow(msg: unknown): void {
+    if (!this.inSetting) super.handleDataRow(msg);
+  }
+
+  override handleCommandComplete(msg: unknown, connection: Wire): void {
+    const setting = this.inSetting;
+    this.completed++;
+    if (!setting) super.handleCommandComplete(msg, connection);
+  }
 }
 
-const last = (result: unknown): unknown => (Array.isArray(result) ? result[result.length - 1] : result);
 /** The statement's own result(s), after the setting's: one, or several for a multi-statement text. */
 const afterSetting = (result: unknown): unknown => (Array.isArray(result) ? (result.length === 2 ? result[1] : result.slice(1)) : result);
-const first = (result: unknown): unknown => (Array.isArray(result) ? result[0] : result);
 
 const guarded = new WeakSet<object>();
-/** Connections whose session is the service role (`set role` done). */
+/** Connections whose session is the service role (`set role` done, `t_set` prepared). */
 const switched = new WeakSet<object>();
 /** Each guarded connection's own `query`. */
 const originals = new WeakMap<object, Query>();
@@ -105,7 +221,6 @@ function guard(connection: PgConnection): void {
   guarded.add(connection);
   const query = connection.query.bind(connection) as Query;
   originals.set(connection, query);
-  const preparedHere = new Set<string>();
   let inTransaction = false;
 
   connection.query = ((config: unknown, values?: unknown, callback?: Callback) => {
@@ -126,33 +241,50 @@ function guard(connection: PgConnection): void {
     if (BEGIN.test(text)) {
       inTransaction = true;
       if (!setting) return pass();
-      return run({ ...base, text: `${text.trim().replace(/;$/, '')}; ${setting}` }, first, callback);
+      // BEGIN, then the setting, in one pipeline: BEGIN turns the pipeline's implicit transaction
+      // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
+      // (A text of several statements goes as one simple query, the setting after them.)
+      const only = text.trim().replace(/;$/, '');
+      if (SEVERAL.test(only)) return run({ ...base, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
+      const { name: _name, values: _values, ...rest } = base;
+      return submit(new TenantQuery({ ...rest, text: only }, setting, true), callback);
     }
     if (END.test(text)) {
       inTransaction = false;
       return pass();
     }
     if (inTransaction || !setting) return pass();
-    if (base.submit) {
+    if (base.submit || base.rows) {
       const err = new Error('tenancy: a streamed statement outside a transaction cannot carry its setting');
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
-    // A statement on its own: the setting in front of it, in the same implicit transaction.
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
-    const { name: _name, values: _values, ...rest } = base;
-    if (!params.length) return run({ ...rest, text: `${setting}; ${text}` }, afterSetting, callback);
-    const name = nameOf(text);
-    const prepare = preparedHere.has(name) ? '' : `prepare ${name} as ${text}; `;
-    const execute = `execute ${name}(${params.map((v) => literal(connection, v)).join(', ')})`;
-    return run({ ...rest, text: `${setting}; ${prepare}${execute}` }, last, callback, () => preparedHere.add(name));
+    if (!params.length && SEVERAL.test(text)) {
+      // Several statements in one text (simple protocol only): the setting in front, in the same implicit transaction.
+      const { name: _name, values: _values, ...rest } = base;
+      return run({ ...rest, text: `${settingSql(setting)}; ${text}` }, afterSetting, callback);
+    }
+    // A statement with parameters is named (parsed once per connection); one without (the
+    // ORM inlines its literals, so its text is new each time) goes through the unnamed statement.
+    const name = params.length ? (base.name ?? nameOf(text)) : undefined;
+    return submit(new TenantQuery({ ...base, name, values: params }, setting), callback);
   }) as Query;
 
-  function run(config: QueryConfig, pick: (r: unknown) => unknown, callback?: Callback, done?: () => void) {
-    const promise = (query(config) as Promise<unknown>).then((result) => {
-      done?.();
-      return pick(result);
+  function submit(q: PgQueryInstance, callback?: Callback) {
+    if (callback) {
+      q.callback = callback;
+      query(q);
+      return undefined;
+    }
+    return new Promise((resolve, reject) => {
+      q.callback = (err, result) => (err ? reject(err) : resolve(result));
+      query(q);
     });
+  }
+
+  function run(config: QueryConfig, pick: (r: unknown) => unknown, callback?: Callback) {
+    const promise = (query(config) as Promise<unknown>).then(pick);
     if (!callback) return promise;
     promise.then(
       (result) => callback(null, result),
@@ -160,6 +292,49 @@ function guard(connection: PgConnection): void {
     );
     return undefined;
   }
+}
+
+/** Where a bypass is recorded: the runtime's logger, the admin CLI's stderr. */
+export type AuditLog = (fields: object, msg: string) => void;
+
+const bypassUses = new Map<string, number>();
+
+/** How often each bypass reason was used in this process (asOwner, the operator's requests, the event hub). */
+export function bypassCounts(): ReadonlyMap<string, number> {
+  return bypassUses;
+}
+
+/**
+ * Records one use of the tenancy bypass: counted per reason, logged at info the first time a
+ * reason is used in this process and at debug after (a job that runs every minute says so once).
+ */
+export function auditBypass(reason: string, log: AuditLog | { info: AuditLog; debug: AuditLog }): void {
+  if (!reason.trim()) throw new Error('tenancy: a bypass needs its reason');
+  const uses = (bypassUses.get(reason) ?? 0) + 1;
+  bypassUses.set(reason, uses);
+  const msg = 'tenancy bypass: this work runs across communities with the owner\'s rights';
+  if (typeof log === 'function') {
+    if (uses === 1) log({ reason }, msg);
+  } else (uses === 1 ? log.info : log.debug).call(log, { reason, uses }, msg);
+}
+
+/**
+ * The one way to the owner's rights on the ORM's connections: `work` (and everything it
+ * starts) runs with every transaction and statement switched to the owner role
+ * (`set_config('role', 'none', true)`), which passes row-level security. For work that spans
+ * communities by design (the job queue's cross-community tasks, module start hooks, the admin
+ * CLI); `reason` says which, and is recorded (auditBypass). Work outside any scope and outside
+ * this is the service role with no community: it reads no tenant row (fails closed). The
+ * caller's connection budget key, if any, is kept.
+ */
+export function asOwner<T>(reason: string, log: AuditLog | { info: AuditLog; debug: AuditLog }, work: () => T): T {
+  auditBypass(reason, log);
+  return callerScope.run({ key: callerScope.getStore()?.key, bypass: reason }, work);
+}
+
+/** Runs `work` as `communityId`'s: the database holds it to that community (a job's work that belongs to one). */
+export function inCommunity<T>(communityId: string, work: () => T): T {
+  return callerScope.run({ key: callerScope.getStore()?.key, communityId }, work);
 }
 
 /** Puts the tenancy guard on every connection the ORM's pools hand out (the primary's and each read replica's). */
@@ -174,7 +349,7 @@ export function installTenancy(em: Pick<EntityManager, 'getDriver'>): void {
         // not keep the connection from going back to the pool: its statements are refused
         // instead (the guard), and the next take tries again.
         const query = (guarded.has(pg) ? originals.get(pg)! : pg.query.bind(pg)) as Query;
-        await Promise.resolve(query(`set role ${SERVICE_ROLE}`)).then(
+        await Promise.resolve(query(`set role ${SERVICE_ROLE}; ${PREPARE_SET}`)).then(
           () => switched.add(pg),
           () => undefined,
         );

@@ -6,6 +6,7 @@ import type { RuntimeState } from '../state';
 import { WorkerLiveness } from './liveness';
 import type { Metrics } from '../observability/metrics';
 import { inJobSpan, traceCarrier } from '../observability/spans';
+import { asOwner } from '../db/tenancy';
 
 /**
  * The durable job queue: graphile-worker on the service's own PostgreSQL (docs/jobs.md).
@@ -85,7 +86,9 @@ export async function startQueue(
   const taskList: TaskList = {};
   for (const [name, handler] of Object.entries(tasks)) {
     // Each job is its own trace, linked to the one that queued it (src/observability/spans.ts).
-    taskList[name] = (payload, helpers) => inJobSpan(name, payload, () => handler(payload, helpers, deps));
+    // Jobs are outside any request: a task works across communities under the named bypass
+    // (src/db/tenancy.ts), or narrows itself to one community's scope (inCommunity).
+    taskList[name] = (payload, helpers) => asOwner(`job ${name}`, deps.logger, () => inJobSpan(name, payload, () => handler(payload, helpers, deps)));
   }
   const liveness = new WorkerLiveness(pool, QUEUE_SCHEMA, deps.logger, opts.staleSeconds ?? 30);
   let runner: Runner;

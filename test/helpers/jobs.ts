@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TestApp } from './app';
+import { asTestOwner } from './owner';
 
 /** Helpers of the notification and import tests. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -12,4 +13,4 @@ export const gqlWith = (app: TestApp) => async (query: string, variables: Record
 
 /** Plain SQL on the test database, to look at what the API does not show (real database, no mocks). */
 export const sqlWith = (app: TestApp) => (query: string, params: unknown[]) =>
-  (app.runtime.orm.em.fork() as unknown as EntityManager).execute(query, params);
+  asTestOwner(() => (app.runtime.orm.em.fork() as unknown as EntityManager).execute(query, params));

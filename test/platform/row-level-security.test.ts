@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { Client } from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { callerScope } from '../../src/db/caller-budget';
-import { SERVICE_ROLE } from '../../src/db/tenancy';
+import { SERVICE_ROLE, asOwner, bypassCounts, inCommunity } from '../../src/db/tenancy';
 import request from 'supertest';
 import { loadConfig } from '../../src/config';
 import { startRuntime } from '../../src/runtime';
@@ -12,6 +12,7 @@ import { readTransaction } from '../../src/db/transaction';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { startReplicated, type Replicated } from '../helpers/standby';
 import { tenancySweep } from '../helpers/tenancy-sweep';
+import { asTestOwner } from '../helpers/owner';
 
 /** Every table with community_id, as the database lists them (a new one is covered at once). */
 async function tenantTables(client: Client): Promise<string[]> {
@@ -111,6 +112,83 @@ describe('row-level security: the database holds requests to their community on 
     expect(await callerScope.run({ communityId: a.communityId }, () => em.transactional((tem) => tem.execute('select count(*)::int as n from members')))).toEqual([{ n: 1 }]);
   });
 
+  it('work outside any scope and outside the bypass reads no tenant row and writes none (fails closed)', async () => {
+    const em = app.runtime.orm.em.fork() as EntityManager;
+    expect(callerScope.getStore()).toBeUndefined();
+    for (const table of await tenantTables(owner)) {
+      expect((await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table}`))[0].n, table).toBe(0);
+    }
+    const { preparedRows } = await import('../../src/db/prepared');
+    expect((await preparedRows<{ n: number }>(em, 'select count(*)::int as n from groups where true = $1', [true]))[0].n).toBe(0);
+    expect(await em.transactional((tem) => tem.execute('select count(*)::int as n from members'))).toEqual([{ n: 0 }]);
+    await expect(
+      em.execute(`insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, 'x', now(), now())`, [a.communityId]),
+    ).rejects.toThrow(/row-level security/);
+  });
+
+  it('asOwner is the one way across communities: it reads every community and logs its reason once', async () => {
+    const em = app.runtime.orm.em.fork() as EntityManager;
+    const logged: { fields: object; msg: string }[] = [];
+    const log = (fields: object, msg: string) => void logged.push({ fields, msg });
+    const reason = `test: every community (${Date.now()})`;
+    const count = () => em.execute<{ n: number }[]>('select count(*)::int as n from groups where community_id in (?, ?)', [a.communityId, b.communityId]);
+    expect((await asOwner(reason, log, count))[0].n).toBe(2);
+    expect((await asOwner(reason, log, () => em.transactional((tem) => tem.execute<{ n: number }[]>('select count(*)::int as n from group_memberships where community_id in (?, ?)', [a.communityId, b.communityId]))))[0].n).toBe(2);
+    expect(logged).toEqual([{ fields: { reason }, msg: expect.stringContaining('tenancy bypass') }]);
+    expect(bypassCounts().get(reason)).toBe(2);
+    // ... and only inside it: the same statement after it reads nothing again
+    expect((await count())[0].n).toBe(0);
+    expect(() => asOwner(' ', log, count)).toThrow(/reason/);
+    // a job's work in one community's scope (inCommunity) sees that community only
+    expect((await asOwner(reason, log, () => inCommunity(b.communityId, count)))[0].n).toBe(1);
+  });
+
+  it("a statement with its setting returns pg's own result (types, fields, rowCount) and fails as the same statement does in a transaction", async () => {
+    const em = app.runtime.orm.em.fork() as EntityManager;
+    const conn = em.getConnection();
+    const inA = <T>(work: () => Promise<T>) => callerScope.run({ communityId: a.communityId }, work);
+    const sql = `select id, name, created_at, membership_count, 2::int8 as big, '{"x":[1]}'::jsonb as doc, null::text as nothing from groups where name = ?`;
+    const single = (await inA(() => conn.execute(sql, ['G']))) as Record<string, unknown>[];
+    const inTransaction = (await inA(() => em.transactional((tem) => tem.getConnection().execute(sql, ['G'])))) as Record<string, unknown>[];
+    expect(single).toHaveLength(1);
+    expect(single).toEqual(inTransaction);
+    expect(single[0]).toMatchObject({ name: 'G', membership_count: 1, big: '2', doc: { x: [1] }, nothing: null });
+    expect(single[0].created_at).toBeTruthy(); // in the form the ORM's pool parses timestamps to, as in the transaction
+    // the driver's result itself: fields and rowCount, through a named statement (pg's own connection query)
+    const knex = conn.getKnex() as unknown as { client: { acquireConnection(): Promise<Client>; releaseConnection(c: Client): Promise<void> } };
+    const client = await knex.client.acquireConnection();
+    try {
+      const res = await inA(() => client.query({ name: 'rls_probe_update', text: 'update groups set name = name where name = $1', values: ['G'] }));
+      expect(res).toMatchObject({ command: 'UPDATE', rowCount: 1 });
+      const rows = await inA(() => client.query({ text: 'select $1::int as n, $2::text as s', values: [41, "it's"] }));
+      expect(rows.fields.map((f) => f.name)).toEqual(['n', 's']);
+      expect(rows.rows).toEqual([{ n: 41, s: "it's" }]);
+      // a statement with no parameters and several statements in one text
+      expect((await inA(() => client.query('select count(*)::int as n from groups'))).rows).toEqual([{ n: 1 }]);
+      const several = (await inA(() => client.query('select 1 as one; select count(*)::int as n from groups'))) as unknown as { rows: unknown[] }[];
+      expect(several.map((r) => r.rows)).toEqual([[{ one: 1 }], [{ n: 1 }]]);
+    } finally {
+      await knex.client.releaseConnection(client);
+    }
+    // errors: the same PostgreSQL error (code, constraint, message) with the setting in front as inside a transaction
+    const taken = single[0].id as string;
+    const failing = [
+      ['select ?::uuid as id', ['not-a-uuid']],
+      [`insert into groups (id, community_id, name, created_at, modified_at) values (?, ?, 'dup', now(), now())`, [taken, a.communityId]],
+      ['select 1 / ? as n', [0]],
+    ] as const;
+    for (const [text, params] of failing) {
+      const alone = await inA(() => em.execute(text, [...params])).catch((err: { code?: string; constraint?: string; message: string; constructor: unknown }) => err);
+      const inTrx = await inA(() => em.transactional((tem) => tem.execute(text, [...params]))).catch((err: { code?: string; message: string }) => err);
+      expect(alone, text).toBeInstanceOf(Error);
+      expect((alone as Error).constructor, text).toBe((inTrx as Error).constructor);
+      expect((alone as { code?: string }).code, text).toBe((inTrx as { code?: string }).code);
+      expect((alone as Error).message, text).toBe((inTrx as Error).message);
+    }
+    // and the connection is fine after each: the next statement runs with its setting
+    expect((await inA(() => em.execute<{ n: number }[]>('select count(*)::int as n from groups')))[0].n).toBe(1);
+  });
+
   it('a connection given back to the pool carries no community and is the service role again (it reads nothing)', async () => {
     // Requests of both communities first, so the pool's connections have served them.
     await Promise.all([a, b, a, b].map((t) => app.http.get('/api/v1/groups?limit=5').set('X-API-Key', t.key)));
@@ -159,9 +237,9 @@ describe('row-level security on a read replica', () => {
       const probe = `select pg_is_in_recovery() as replica, current_user as role, current_setting('app.community_id', true) as community,
                             (select count(*)::int from groups) as groups, (select count(*)::int from groups where community_id = ?) as own`;
       type Probe = { replica: boolean; role: string; community: string; groups: number; own: number };
-      // wait until the standby has both groups (read as the owner, outside any request)
+      // wait until the standby has both groups (read as the owner, through the bypass)
       for (let i = 0; i < 100; i++) {
-        const [row] = await reads.read(undefined, undefined, () => em.execute<Probe[]>(probe, [a]));
+        const [row] = await asTestOwner(() => reads.read(undefined, undefined, () => em.execute<Probe[]>(probe, [a])));
         if (row.replica && row.groups === 2) break;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -15,6 +15,7 @@ import { keyId, localKey, SECRET_BOX, SecretBox, SecretError } from '../../src/s
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { auth } from '../helpers/members';
 import { sqlWith } from '../helpers/jobs';
+import { asTestOwner } from '../helpers/owner';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -116,9 +117,8 @@ describe('webhook secrets at rest', () => {
   it('a plaintext secret written before encryption is sealed by the start-up pass', async () => {
     const em = app.runtime.orm.em.fork() as EntityManager;
     // Rows from before the check constraint existed: made here by dropping it inside a
-    // transaction that is rolled back afterwards.
-    await em
-      .transactional(async (tem) => {
+    // transaction that is rolled back afterwards (as the owner, as the start-up pass runs).
+    await asTestOwner(() => em.transactional(async (tem) => {
         await tem.execute('alter table webhook_endpoints drop constraint webhook_endpoints_secret_sealed');
         const id = '00000000-0000-7000-8000-00000000beef';
         await tem.execute(
@@ -133,8 +133,7 @@ describe('webhook secrets at rest', () => {
         expect(openSecret(app.runtime.state.get(SECRET_BOX), id, row.secret)).toBe('whsec_legacyplaintext');
         expect((await resealWebhookSecrets(tem, app.runtime.state.get(SECRET_BOX), 'plaintext')).resealed).toBe(0);
         throw new Error('rollback');
-      })
-      .catch((err: Error) => {
+      })).catch((err: Error) => {
         if (err.message !== 'rollback') throw err;
       });
   });

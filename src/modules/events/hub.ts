@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { auditBypass } from '../../db/tenancy';
 import type { Logger } from '../../logger';
 import { slot } from '../../state';
 import { EVENT_COLUMNS, toEvent, type EventRow } from './event.service';
@@ -56,6 +57,10 @@ export class EventHub {
 
   private connect(): Promise<void> {
     this.connecting ??= (async () => {
+      // Its own connection as the owner: one read serves the subscribers of every community on
+      // this instance (each gets its own community's events only, by the filter below): the
+      // named bypass, recorded (src/db/tenancy.ts).
+      auditBypass('event hub: committed events of the subscribed communities', this.logger);
       const client = new Client({ connectionString: this.databaseUrl });
       client.on('error', (err) => {
         this.logger.warn({ err: err.message }, 'event hub connection lost');

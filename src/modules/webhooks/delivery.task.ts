@@ -4,6 +4,7 @@ import https from 'node:https';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { orderedIds } from '../../common/ids';
 import { arrayOf } from '../../db/sql';
+import { inCommunity } from '../../db/tenancy';
 import { transaction } from '../../db/transaction';
 import type { TaskHandler } from '../../jobs/queue';
 import { QUEUE_SCHEMA } from '../../jobs/queue';
@@ -37,7 +38,9 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm }) => {
   const { position, communityId } = payload as { position: number; communityId?: string };
   const em = orm.em.fork() as EntityManager;
-  await transaction(em, async (tem) => {
+  // One community's commit: the database holds the work to it; without one (older jobs), the job's bypass.
+  const scoped = <T>(work: () => T): T => (communityId ? inCommunity(communityId, work) : work());
+  await scoped(() => transaction(em, async (tem) => {
     const pairs = await tem.execute<{ endpoint_id: string; seq: string }[]>(
       `select w.id as endpoint_id, e.seq
          from event_commits c
@@ -74,7 +77,7 @@ export const dispatchWebhooksTask: TaskHandler = async (payload, _helpers, { orm
         JSON.stringify(traceCarrier() ?? null),
       ],
     );
-  });
+  }));
 };
 
 /**

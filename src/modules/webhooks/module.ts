@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { asOwner } from '../../db/tenancy';
 import { SECRET_BOX } from '../../security/secret-box';
 import type { FeatureModule } from '../module';
 import { DELIVER_WEBHOOK, deliverWebhookTask, DISPATCH_WEBHOOKS, dispatchWebhooksTask } from './delivery.task';
@@ -14,7 +15,9 @@ export const webhooksModule: FeatureModule = {
   tasks: { [DISPATCH_WEBHOOKS]: dispatchWebhooksTask, [DELIVER_WEBHOOK]: deliverWebhookTask },
   // Secrets written before encryption existed are sealed before the service serves (docs/security.md).
   async start({ orm, logger, state }) {
-    const sealed = await resealWebhookSecrets(orm.em.fork() as EntityManager, state.get(SECRET_BOX), 'plaintext');
+    const sealed = await asOwner('module start: seal plaintext webhook secrets of every community', logger, () =>
+      resealWebhookSecrets(orm.em.fork() as EntityManager, state.get(SECRET_BOX), 'plaintext'),
+    );
     if (sealed.resealed) logger.info(sealed, 'secrets at rest: sealed plaintext webhook secrets');
   },
 };

@@ -5,6 +5,7 @@ import { Client as PgClient } from 'pg';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { startService, type ServiceProcess } from '../../helpers/process';
 import { sleep } from '../../helpers/jobs';
+import { asTestOwner } from '../../helpers/owner';
 
 /**
  * Two real service processes on one database: the feed under concurrent writers on both,
@@ -151,7 +152,7 @@ describe('GraphQL subscriptions across instances', () => {
   });
 
   it('instances with subscribers register as listeners; without a notification, the poll still delivers', async () => {
-    const sql = (text: string) => app.runtime.orm.em.fork().getConnection().execute(text);
+    const sql = (text: string) => asTestOwner(() => app.runtime.orm.em.fork().getConnection().execute(text));
     const t: Tenant = await app.tenant();
     const sub = subscribe(services[0].url, t.key);
     await sub.ready;

@@ -4,6 +4,7 @@ import { GroupMembership } from '../../../src/modules/memberships/membership.ent
 import { createGroup } from '../../helpers/factories';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { auth, expectProblem, MEMBERS as URL, memberApi, NO_ID } from '../../helpers/members';
+import { inCommunity } from '../../../src/db/tenancy';
 
 let app: TestApp;
 let api: ReturnType<typeof memberApi>;
@@ -126,10 +127,10 @@ describe('DELETE /api/v1/members/{identifier}', () => {
     const group = await createGroup(app, t.communityId);
     const em = app.runtime.orm.em.fork() as unknown as EntityManager;
     em.create(GroupMembership, { communityId: t.communityId, groupId: group.id, memberId: m.id, orderNumber: 1 });
-    await em.flush();
+    await inCommunity(t.communityId, () => em.flush());
     expect((await app.http.get(`/api/v1/groups/${group.id}`).set(auth(t))).body.membershipCount).toBe(1);
     expect((await app.http.delete(`${URL}/${m.id}`).set(auth(t))).status).toBe(204);
-    expect(await em.fork().count(GroupMembership, { memberId: m.id })).toBe(0);
+    expect(await inCommunity(t.communityId, () => em.fork().count(GroupMembership, { memberId: m.id }))).toBe(0);
     expect((await app.http.get(`/api/v1/groups/${group.id}`).set(auth(t))).body.membershipCount).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { deliverNotification } from '../../../src/modules/notifications/notifica
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { createMembers, expectProblem, keyFor } from '../../helpers/factories';
 import { gqlWith, sleep, sqlWith } from '../../helpers/jobs';
+import { asTestOwner } from '../../helpers/owner';
 
 let app: TestApp;
 let t: Tenant;
@@ -170,7 +171,7 @@ describe('scheduled notifications', () => {
       // The guard itself: many senders racing for one scheduled notification; one wins.
       const racing = await send({ title: 'Race', message: 'x', memberIds: members.map((m) => m.id), sendAt: inSeconds(60) });
       const results = await Promise.all(
-        Array.from({ length: 6 }, () => app.runtime.orm.em.fork().transactional((tx) => deliverNotification(tx as never, racing))),
+        Array.from({ length: 6 }, () => asTestOwner(() => app.runtime.orm.em.fork().transactional((tx) => deliverNotification(tx as never, racing)))),
       );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await deliveryCount(racing)).toBe(5);
