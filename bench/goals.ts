@@ -81,6 +81,9 @@ export function goals(r: BenchResults): Goal[] {
   out.push(atMost('Conditional GET answered 304 vs the full GET (time ratio)', safety('conditionalGet'), 1.0, x));
   out.push(atMost(`Peak RSS under ${r.meta.settings.connections} connections`, r.memory.service.peakMb, 150, (v) => `${Math.round(v)} MB`));
   out.push(...peerGoals(r));
+  for (const c of r.scale?.results ?? []) {
+    out.push(atMost(`Cost does not grow with the data: ${c.label}, large / main data set (p50)`, c.ratio, c.limit, x));
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { renderObservability, type ObservabilityReport } from './observability';
 import { ARMS, OWN_ARMS, PEER_ARMS, pairedRatio, VARIANT_ARMS, type Arm, type OpResult } from './measure';
 import type { ReplicaBench } from './replicas';
+import type { ScaleReport } from './scale';
 import { median } from './load';
 import type { SafetyCost } from './safety';
 import type { Timed } from './singles';
@@ -52,6 +53,8 @@ export interface BenchResults {
   observability?: ObservabilityReport;
   /** bench/replicas.ts: the groups page with a replica against the primary alone. */
   replicas?: ReplicaBench;
+  /** bench/scale.ts: the same requests on the main data set and one ten times larger. */
+  scale?: ScaleReport;
 }
 
 export interface NeighbourReport {
@@ -157,6 +160,7 @@ export function renderResults(r: BenchResults): string {
     '',
     ...eventsSection(r.events),
     ...replicasSection(r.replicas),
+    ...scaleSection(r.scale),
     '## Memory',
     '',
     `- Service peak RSS (VmHWM) after the load phase at ${s.connections} connections: ${n0(r.memory.service.peakMb)} MB (RSS then ${n0(r.memory.service.rssMb)} MB); ` +
@@ -314,6 +318,48 @@ export function replicasSection(r: ReplicaBench | undefined): string[] {
     '',
     '- What stays on the primary per read: the gate\'s rate-limit upsert (in PostgreSQL unless REDIS_URL is set), a key lookup every KEY_CACHE_TTL_MS, and with the PostgreSQL position store the read-your-writes lookup; with REDIS_URL all three leave it.',
     `- The read-your-writes check per read (the caller's last write position from the store, compared with the polled replay positions; median of 1,800 in process): ${n0(r.checkUs.postgresql)} us with the PostgreSQL store${r.checkUs.redis !== undefined ? `, ${n0(r.checkUs.redis)} us with Redis` : ''}; the read itself takes ${n2(r.readMs, 2)} ms one at a time: ${pct(r.checkUs.postgresql / 1000 / r.readMs)}${r.checkUs.redis !== undefined ? ` and ${pct(r.checkUs.redis / 1000 / r.readMs)}` : ''} of a read (target: under 5%).`,
+    '',
+  ];
+}
+
+/** The same requests on the main data set and on one ten times larger (bench/scale.ts, docs/performance.md). */
+export function scaleSection(r: ScaleReport | undefined): string[] {
+  if (!r) return [];
+  const size = (x: { groups: number; members: number; memberships: number; bigGroup: number }) =>
+    `${n0(x.groups)} groups, ${n0(x.members)} members, ${n0(x.memberships)} memberships (the biggest group ${n0(x.bigGroup)})`;
+  const plans: string[] = [];
+  for (const c of r.results) {
+    for (const [i, st] of c.statements.entries()) {
+      plans.push(`${c.label}, statement ${i + 1}: ${st.sql.slice(0, 300)}${st.sql.length > 300 ? ' ...' : ''}`, '');
+      plans.push('```', `-- main data set: ${n0(st.small.buffers)} buffers, ${n2(st.small.ms, 3)} ms`, st.small.plan, `-- large data set: ${n0(st.large.buffers)} buffers, ${n2(st.large.ms, 3)} ms`, st.large.plan, '```', '');
+    }
+  }
+  return [
+    '## Cost does not grow with the data (docs/performance.md)',
+    '',
+    `Main data set: ${size(r.small)}. Large data set, another community of the same database: ${size(r.large)}, seeded in SQL in ${n0(r.seedSeconds)} s ` +
+      `(its members ${r.membersSeedSeconds ? `in ${n0(r.membersSeedSeconds)} s` : 'already there: the search section seeded them'}; they are the search section's members).`,
+    `Each row: ${r.reps} rounds (after 20 unmeasured ones) of one REST request per data set with a key of its community, one at a time, small and large back to back (which goes first alternates); ` +
+      'ratio: large p50 / main p50; paired: the median over the rounds of large / main. Buffers: shared buffers (hit + read) of each statement the request runs, ' +
+      'EXPLAIN (ANALYZE, BUFFERS) EXECUTE as the service role under row-level security after five executions of the prepared statement (so a generic plan shows when PostgreSQL picks one).',
+    '',
+    ...table(
+      ['Request', 'Main p50 / p95 ms', 'Large p50 / p95 ms', 'Large / main (p50)', 'Paired', 'Buffers per statement, main / large', 'Goal'],
+      r.results.map((c) => [
+        c.label,
+        `${n2(c.small.p50)} / ${n2(c.small.p95)}`,
+        `${n2(c.large.p50)} / ${n2(c.large.p95)}`,
+        `${n2(c.ratio)}x`,
+        `${n2(c.paired)}x`,
+        c.statements.map((s) => `${n0(s.small.buffers)} / ${n0(s.large.buffers)}`).join('; '),
+        `<= ${n2(c.limit, 1)}x: ${c.ratio <= c.limit ? 'yes' : 'no'}`,
+      ]),
+    ),
+    '',
+    '<details><summary>Plans of every statement (main, then large)</summary>',
+    '',
+    ...plans,
+    '</details>',
     '',
   ];
 }

@@ -16,7 +16,7 @@ import { attachInspector, inspectFlag } from './inspector';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
 import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
 import { timeReplicas } from './replicas';
-import { seed } from './seed';
+import { seed, type Seeded } from './seed';
 import { timeSafety } from './safety';
 import { currentOrder, timeBulk, timeReorder } from './singles';
 import { ADMIN_TOKEN, countStatements } from './sql';
@@ -24,6 +24,7 @@ import { timeEvents, type EventsTarget } from './events';
 import { timeObservability } from './observability';
 import { checkPeers, checkSameJson } from './verify';
 import { renderSearch, SEARCH_COMMUNITY, seedSearch, timeSearch, writeSearchSection, type SearchReport } from './search';
+import { LARGE_COMMUNITY, LARGE_SIZES, seedScale, startExplainer, timeScale, type ScaleReport } from './scale';
 import { node24, NODE24_VERSION, nodeVersion, preparePeer, type Peer } from './peers';
 
 const env = (name: string, fallback: number) => Number(process.env[name] || fallback);
@@ -42,6 +43,7 @@ const settings = {
   neighbourConcurrency: env('BENCH_NEIGHBOUR_CONCURRENCY', 16),
   searchMembers: env('BENCH_SEARCH_MEMBERS', 1_000_000),
   searchReps: env('BENCH_SEARCH_REPS', 200),
+  scaleReps: env('BENCH_SCALE_REPS', 100),
 };
 /** `npm run bench -- search`: only the search section (bench/search.ts), written into bench/RESULTS.md's search block. */
 const searchOnly = process.argv.slice(2).includes('search');
@@ -93,13 +95,26 @@ async function createKey(service: Server, communityId: string): Promise<string> 
   return body.data.createApiKey.key;
 }
 
-/** Seeds the search data into the bench database and times the filters against the first page (bench/search.ts). */
-async function runSearch(service: Server, dbUrl: string, _pgVersion: string, _label: string): Promise<SearchReport> {
-  log(`search: seeding ${settings.searchMembers} members`);
-  const seconds = await seedSearch(dbUrl, settings.searchMembers);
-  log(`search: seeded in ${seconds.toFixed(0)} s; timing`);
+/**
+ * Seeds the search data into the bench database and times the filters against the first page
+ * (bench/search.ts). When the scale section ran first, its community's million members (the
+ * same rows: it seeds them with seedSearch) are searched instead of seeding them again.
+ */
+async function runSearch(service: Server, dbUrl: string, _pgVersion: string, _label: string, seededByScale?: ScaleReport): Promise<SearchReport> {
+  let members = settings.searchMembers;
+  let seconds: number;
+  if (seededByScale) {
+    members = LARGE_SIZES.members;
+    seconds = seededByScale.membersSeedSeconds;
+    if (members !== settings.searchMembers) notes.push(`Search ran on the scale section's ${members.toLocaleString('en')} members, not BENCH_SEARCH_MEMBERS.`);
+    log(`search: the scale section's ${members} members (seeded in ${seconds.toFixed(0)} s); timing`);
+  } else {
+    log(`search: seeding ${members} members`);
+    seconds = await seedSearch(dbUrl, members);
+    log(`search: seeded in ${seconds.toFixed(0)} s; timing`);
+  }
   const key = await createKey(service, SEARCH_COMMUNITY);
-  const report = await timeSearch(service.url, key, dbUrl, settings.searchMembers, seconds, settings.searchReps);
+  const report = await timeSearch(service.url, key, dbUrl, members, seconds, settings.searchReps);
   for (const r of report.results) log(`search ${r.id}: p50 ${r.p50.toFixed(2)} ms (${r.ratio.toFixed(2)}x), ${r.matches} matching`);
   return report;
 }
@@ -305,8 +320,10 @@ async function main() {
       neighbour = await measureNeighbour(service.url, settings.neighbourSeconds, settings.neighbourConcurrency);
       log(`neighbour B p50/p99 quiet ${neighbour.quiet.p50.toFixed(1)}/${neighbour.quiet.p99.toFixed(1)} ms, attacked ${neighbour.attacked.p50.toFixed(1)}/${neighbour.attacked.p99.toFixed(1)} ms`);
     }
+    let scale: ScaleReport | undefined;
+    if (!only || only.includes('scale')) scale = await runScale(service, db.url, seeded, key);
     let search: SearchReport | undefined;
-    if (!only || only.includes('search')) search = await runSearch(service, db.url, pgVersion, db.label);
+    if (!only || only.includes('search')) search = await runSearch(service, db.url, pgVersion, db.label, scale);
     await cleanup();
 
     const results: BenchResults = {
@@ -335,6 +352,7 @@ async function main() {
       events,
       observability,
       replicas,
+      scale,
     };
     fs.writeFileSync(path.join(OUT, 'results.json'), JSON.stringify(results, null, 2));
     const target = partial ? path.join(OUT, 'RESULTS-partial.md') : path.resolve('bench/RESULTS.md');
@@ -348,6 +366,31 @@ async function main() {
     }
   } finally {
     await cleanup();
+  }
+}
+
+/**
+ * The scale section (bench/scale.ts): the large data set in the search community (its members
+ * seeded here when the search section has not run yet), then the same requests of both
+ * communities, interleaved, and the EXPLAIN of each request's statements on both.
+ */
+async function runScale(service: Server, dbUrl: string, seeded: Seeded, smallKey: string): Promise<ScaleReport> {
+  log(`scale: seeding ${LARGE_SIZES.groups} groups, ${LARGE_SIZES.members} members, ${LARGE_SIZES.memberships} memberships`);
+  const large = await seedScale(dbUrl);
+  log(`scale: seeded in ${(large.membersSeconds + large.seconds).toFixed(0)} s (members ${large.membersSeconds.toFixed(0)} s); timing ${settings.scaleReps} rounds`);
+  const largeKey = await createKey(service, LARGE_COMMUNITY);
+  const explainer = await startExplainer(dbUrl, ADMIN_TOKEN);
+  try {
+    const report = await timeScale(
+      { url: service.url, key: smallKey, bigGroupId: seeded.bigGroupId, groupId: seeded.groupId, communityId: seeded.communityId },
+      { url: service.url, key: largeKey, bigGroupId: large.bigGroupId, groupId: large.groupId, communityId: large.communityId },
+      settings.scaleReps,
+      (path, target) => explainer.explain(path, target),
+    );
+    for (const r of report.results) log(`scale ${r.id}: p50 ${r.small.p50.toFixed(2)} / ${r.large.p50.toFixed(2)} ms (${r.ratio.toFixed(2)}x, paired ${r.paired.toFixed(2)}x); buffers ${r.statements.map((s) => `${s.small.buffers}/${s.large.buffers}`).join(', ')}`);
+    return { ...report, seedSeconds: large.seconds, membersSeedSeconds: large.membersSeconds };
+  } finally {
+    await explainer.close();
   }
 }
 

@@ -51,6 +51,15 @@ export interface LeanFilter {
   many?: { sql: string; params: unknown[] };
 }
 
+/**
+ * From this skip on, a page first finds its rows' ids, then reads those rows by primary key:
+ * OFFSET is linear in the skip whatever the plan (PostgreSQL reads and drops the skipped rows),
+ * but the ids alone come from an index-only scan of the page's order index, an index entry
+ * per skipped row instead of a heap row with every column formatted (docs/performance.md,
+ * "Cost does not grow with the data"). Not for fenced or walked pages (search filters).
+ */
+export const KEYS_FIRST_SKIP = 1000;
+
 /** Rows a walked page tests in page order before it falls back to finding every match. */
 export const WALK_ROWS = 5000;
 /** Pages reaching further (skip + limit + 1) are not walked: the first rows could not fill them often. */
@@ -166,7 +175,12 @@ export function pageStatement(
     : `${shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
   let page: string;
   let pageParams: unknown[];
-  if (!walked) {
+  if (!walked && skip >= KEYS_FIRST_SKIP && !fenced) {
+    // The skipped rows cost an index entry each; only the page's own rows are read and formatted.
+    const keys = `select ${column('id')} as "id" from ${rows} order by ${order.join(', ')} limit ? offset ?`;
+    page = `select ${shape.select} from (${keys}) k join ${shape.table} on ${column('id')} = k."id" order by ${order.join(', ')}`;
+    pageParams = [...params, limit + 1, skip];
+  } else if (!walked) {
     page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
     pageParams = [...params, limit + 1, skip];
   } else {

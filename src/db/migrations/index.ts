@@ -4,6 +4,7 @@ import { Migration20261124200000_webhook_secret_sealing } from './Migration20261
 import { Migration20261124210000_api_key_lifecycle } from './Migration20261124210000_api_key_lifecycle';
 import { Migration20261124300000_tenant_keys } from './Migration20261124300000_tenant_keys';
 import { Migration20261124400000_row_level_security } from './Migration20261124400000_row_level_security';
+import { Migration20261125050000_memberships_community_first } from './Migration20261125050000_memberships_community_first';
 import { Migration20261125060000_leaner_writes } from './Migration20261125060000_leaner_writes';
 
 /**
@@ -17,5 +18,6 @@ export const migrationsList = [
   { name: 'Migration20261124210000_api_key_lifecycle', class: Migration20261124210000_api_key_lifecycle },
   { name: 'Migration20261124300000_tenant_keys', class: Migration20261124300000_tenant_keys },
   { name: 'Migration20261124400000_row_level_security', class: Migration20261124400000_row_level_security },
+  { name: 'Migration20261125050000_memberships_community_first', class: Migration20261125050000_memberships_community_first },
   { name: 'Migration20261125060000_leaner_writes', class: Migration20261125060000_leaner_writes },
 ];

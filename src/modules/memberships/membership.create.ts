@@ -146,7 +146,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
   const inserted = await bound<{ id: string; order_number: number }>(
     em,
     `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, group_id uuid, member_id uuid, external_id text, title text, n int)),
-          top as (select d.group_id, (select max(g.order_number) from group_memberships g where g.group_id = d.group_id) as top
+          top as (select d.group_id, (select max(g.order_number) from group_memberships g where g.community_id = ?::uuid and g.group_id = d.group_id) as top
                    from (select distinct group_id from v) d)
      insert into group_memberships
        (id, community_id, group_id, member_id, external_id, title, role, order_number, created_at, modified_at)
@@ -155,7 +155,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
             ?::timestamptz, ?::timestamptz
        from v left join top on top.group_id = v.group_id
      returning id, order_number`,
-    [JSON.stringify(rows), communityId, at, at],
+    [JSON.stringify(rows), communityId, communityId, at, at],
   );
   // Plain records, as insertRecords answers (src/db/write.ts): no identity map to fill for an import.
   const orderOf = new Map(inserted.map((r) => [r.id, Number(r.order_number)]));
