@@ -15,9 +15,9 @@ import { interceptPool, type DriverConnection } from './driver-pool';
  * by default a statement reads no tenant row. Then, per statement, in the same round trip:
  *
  * - Inside a scope (callerScope, src/db/caller-budget.ts) with a community: the transaction's
- *   BEGIN is sent as `BEGIN; select set_config('app.community_id', <community>, true)`; a
- *   statement outside a transaction runs in one implicit transaction with that setting in
- *   front of it: one extended-protocol pipeline (TenantQuery below: Bind/Execute `t_set`, the
+ *   BEGIN is followed by `t_set('app.community_id', <community>)` in one extended-protocol
+ *   pipeline; a statement outside a transaction runs in one implicit transaction with that
+ *   setting in front of it, one pipeline too (TenantQuery below: Bind/Execute `t_set`, the
  *   statement's Parse once per connection, Bind/Describe/Execute, one Sync).
  * - Outside every scope, or in a scope without a community (before the caller is known):
  *   nothing is added; the service role with no community reads no tenant row and can write
@@ -137,8 +137,8 @@ function nameOf(text: string): string {
 }
 
 /**
- * One statement outside a transaction with its setting in front, in one round trip of the
- * extended protocol: Bind/Execute of the connection's `t_set` (the setting), Parse (once per
+ * One statement outside a transaction with its setting in front (or a BEGIN with its setting
+ * after), in one round trip of the extended protocol: Bind/Execute of the connection's `t_set` (the setting), Parse (once per
  * connection for a named statement), Bind/Describe/Execute of the statement, one Sync.
  * PostgreSQL runs everything before a Sync as one implicit transaction, so the
  * transaction-local setting covers the statement and is gone after it. The setting's own
