@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { register } from 'prom-client';
@@ -231,11 +233,23 @@ describe('in process: the transaction layer and the Redis position store', () =>
       const recovery = (tem: EntityManager) => tem.execute<{ r: boolean }[]>('select pg_is_in_recovery() as r').then((rows) => rows[0].r);
       expect(await readTransaction(em, recovery)).toBe(false);
       expect(await reads.read(undefined, undefined, () => readTransaction(em, recovery))).toBe(true);
-      // a write's position, in Redis: the same caller's next read waits for it (here: the primary)
-      const token = await reads.recordWrite('key:in-process');
-      expect(token).toMatch(/^[0-9A-F]{16}$/);
-      expect(await reads.read('key:in-process', undefined, () => readTransaction(em, recovery))).toBe(false);
-      expect(await reads.read('key:someone-else', undefined, () => readTransaction(em, recovery))).toBe(true);
+      // A write's position, in Redis: the same caller's next read waits for it. The standby's
+      // replay is paused meanwhile, so it cannot have the write yet (the primary answers);
+      // callers unique to this run, as Redis is shared with every other run on the machine.
+      const caller = `key:in-process-${randomUUID()}`;
+      const standby = new Client({ connectionString: db.standbyUrl });
+      await standby.connect();
+      try {
+        await standby.query('select pg_wal_replay_pause()');
+        await runtime.pool.query('select txid_current()'); // a commit: the primary's position moves past the standby's
+        const token = await reads.recordWrite(caller);
+        expect(token).toMatch(/^[0-9A-F]{16}$/);
+        expect(await reads.read(caller, undefined, () => readTransaction(em, recovery))).toBe(false);
+        expect(await reads.read(`key:someone-else-${randomUUID()}`, undefined, () => readTransaction(em, recovery))).toBe(true);
+      } finally {
+        await standby.query('select pg_wal_replay_resume()');
+        await standby.end();
+      }
 
       // The same through HTTP, with the metrics the process registers.
       const before = (await register.getSingleMetric('db_reads_total')!.get()).values.find((v) => v.labels.node === 'replica0')?.value ?? 0;
