@@ -6,7 +6,7 @@ import { shoot, median } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24 } from './peers';
-import { startServer, type Server } from './proc';
+import { runMain, startServer, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 
@@ -60,10 +60,4 @@ async function main() {
     await db.close();
   }
 }
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

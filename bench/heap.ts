@@ -8,7 +8,7 @@ import { shoot } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24, NODE24_VERSION } from './peers';
-import { freePort, startServer, type Server } from './proc';
+import { freePort, runMain, startServer, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 import { packageOf, summarize } from './heap-summary';
@@ -177,10 +177,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

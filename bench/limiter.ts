@@ -16,9 +16,10 @@
  */
 import Redis from 'ioredis';
 import { Pool } from 'pg';
-import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RequestLimiter } from '../src/rate-limit/limiter';
 import { openBenchDatabase } from './db';
+import { runMain } from './proc';
 
 const CONCURRENCY = Number(process.env.LIMITER_CONCURRENCY || 64);
 const REQUESTS = Number(process.env.LIMITER_REQUESTS || 20_000);
@@ -87,13 +88,7 @@ async function main() {
       async (key, points) => {
         let l = library.get(points);
         if (!l) library.set(points, (l = new RateLimiterPostgres({ points, duration: HOUR, keyPrefix: `${prefix}-l`, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, clearExpiredByTimeout: false })));
-        try {
-          await l.consume(key, 1);
-          return true;
-        } catch (err) {
-          if (err instanceof RateLimiterRes) return false;
-          throw err;
-        }
+        return consumeOne(l, key);
       },
       pgCalls,
     ],
@@ -115,13 +110,7 @@ async function main() {
         async (key, points) => {
           let l = libraryRedis.get(points);
           if (!l) libraryRedis.set(points, (l = new RateLimiterRedis({ points, duration: HOUR, keyPrefix: `${prefix}-rl`, storeClient: redis, rejectIfRedisNotReady: true })));
-          try {
-            await l.consume(key, 1);
-            return true;
-          } catch (err) {
-            if (err instanceof RateLimiterRes) return false;
-            throw err;
-          }
+          return consumeOne(l, key);
         },
         redisCalls,
       ],
@@ -161,10 +150,15 @@ async function main() {
   await db.close();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+/** rate-limiter-flexible's own consume of one point: true when allowed. */
+async function consumeOne(limiter: RateLimiterAbstract, key: string): Promise<boolean> {
+  try {
+    await limiter.consume(key, 1);
+    return true;
+  } catch (err) {
+    if (err instanceof RateLimiterRes) return false;
+    throw err;
+  }
+}
+
+runMain(main);

@@ -99,3 +99,14 @@ export async function startServer(name: string, args: string[], env: Record<stri
       }),
   };
 }
+
+/** A bench script's entry: exit 0 when `main` resolves, else print the error and exit 1. */
+export function runMain(main: () => Promise<unknown>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -11,7 +11,7 @@ import { timeImport } from './import';
 import { ARMS, armsOf, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
-import { freePort, startServer, type Server } from './proc';
+import { freePort, runMain, startServer, type Server } from './proc';
 import { attachInspector, inspectFlag } from './inspector';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
 import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
@@ -459,13 +459,7 @@ function git(args: string[]): string {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
 
 /** Whether a TCP server answers at the URL's host and port within a second. */
 function reachable(url: string): Promise<boolean> {

@@ -24,6 +24,7 @@ import { GroupMembershipService } from '../src/modules/memberships/membership.se
 import { openBenchDatabase } from './db';
 import { documentOf } from './ops';
 import { seed, type Seeded } from './seed';
+import { runMain } from './proc';
 
 const N = Number(process.env.STAGES_N || 2000);
 
@@ -159,10 +160,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -4,6 +4,7 @@ import { ensureDatabase } from '../src/db/embedded';
 import { openOrm } from '../src/db/orm';
 import { migrationsList } from '../src/db/migrations';
 import { median } from './load';
+import { runMain } from './proc';
 
 /**
  * What the tenant keys (composite foreign keys, unique constraints led by community_id) cost
@@ -92,10 +93,4 @@ async function main() {
   await admin.end();
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
