@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -45,7 +46,7 @@ export async function timeReplicas(
     log('replicas: a primary and a streaming standby (embedded PostgreSQL), two services');
     const pidOf = (which: 'primary' | 'standby') =>
       Number(fs.readFileSync(path.join(db.dataDir, which, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const env = { NODE_ENV: 'production', ADMIN_TOKEN, LOG_LEVEL: 'warn', DATABASE_URL: db.primaryUrl };
+    const env = { NODE_ENV: 'production', ADMIN_TOKEN, LOG_LEVEL: 'warn', DATABASE_URL: db.primaryUrl, SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64') };
     const alone = await startServer('replicas-primary-only', opts.args, env, path.join(opts.outDir, 'replicas-primary-only.log'), opts.node);
     servers.push(alone);
     const withReplica = await startServer('replicas-with-replica', opts.args, { ...env, DATABASE_REPLICA_URLS: db.standbyUrl }, path.join(opts.outDir, 'replicas-with-replica.log'), opts.node);
