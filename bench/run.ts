@@ -140,7 +140,7 @@ async function mainSearch() {
   try {
     db = await openBenchDatabase();
     const pgVersion = await serverVersion(db.url).catch(() => 'unknown');
-    const serviceEnv = { DATABASE_URL: db.url, PUBLIC_BASE_URL: BASE, LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN };
+    const serviceEnv = { DATABASE_URL: db.url, PUBLIC_BASE_URL: BASE, LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN, SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64') };
     service = await startServer('service', [...PRODUCTION_FLAGS, 'dist/src/main.js'], serviceEnv, path.join(OUT, 'service-search.log'), process.execPath);
     const report = await runSearch(service, db.url, pgVersion, db.label);
     const target = path.resolve('bench/RESULTS.md');
