@@ -28,18 +28,7 @@ export function ormOptions(databaseUrl: string, poolMax = 10, timeouts: DbTimeou
     driverOptions: {
       acquireConnectionTimeout: 5000,
       // Sent with the connection's start-up packet: no extra round trip per request.
-      // plan_cache_mode: statements are prepared per connection (src/db/tenancy.ts,
-      // src/db/prepared.ts), and after five runs PostgreSQL may keep a generic plan, made without
-      // the parameters' values: for a page whose filter is a parameter (a search text, an email
-      // address) under ORDER BY ... LIMIT, that plan walks the community's whole order index
-      // (a member search went from 4-11 ms to 0.26-1.2 s at a million members). Each run is
-      // planned with its values instead (docs/performance.md).
-      connection: {
-        connectionTimeoutMillis: 3000,
-        statement_timeout: timeouts.statementMs,
-        lock_timeout: timeouts.lockMs,
-        options: '-c plan_cache_mode=force_custom_plan',
-      },
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: timeouts.statementMs, lock_timeout: timeouts.lockMs },
     },
     // The rate limiter's table is owned by rate-limiter-flexible's query shape; the job
     // queue's schema by graphile-worker's own migrations (src/jobs/queue.ts); the write
