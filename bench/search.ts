@@ -6,6 +6,7 @@ import { openOrm } from '../src/db/orm';
 import { Member } from '../src/modules/members/member.entity';
 import type { MemberFilter } from '../src/modules/members/member.inputs';
 import { memberFilters } from '../src/modules/members/member.service';
+import { SERVICE_ROLE } from '../src/db/tenancy';
 
 /**
  * The search section of the bench (docs/performance.md, "Search"): a community of a million
@@ -127,6 +128,58 @@ export interface SearchReport {
   results: SearchResult[];
 }
 
+/** `sql` (with `?` placeholders) as the service does it: the service role, the community set. */
+async function asService(client: Client, sql: string, params: unknown[], before: string[] = []) {
+  await client.query('begin');
+  try {
+    for (const statement of before) await client.query(statement);
+    await client.query(`set local role ${SERVICE_ROLE}`);
+    await client.query(`select set_config('app.community_id', $1, true)`, [SEARCH_COMMUNITY]);
+    let n = 0;
+    return await client.query(sql.replace(/\?/g, () => `$${++n}`), params);
+  } finally {
+    await client.query('rollback');
+  }
+}
+
+/**
+ * The EXPLAIN ANALYZE of a page statement run as the service role (row-level security
+ * applies), after the plans of the statements inside the search functions it calls
+ * (auto_explain's nested statements: the page's plan shows a function scan only), costs and
+ * timings left out.
+ */
+async function servicePlans(client: Client, explain: string, params: unknown[]): Promise<string> {
+  const logged: string[] = [];
+  const onNotice = (msg: { message?: string }) => {
+    if (msg.message?.includes('plan:')) logged.push(msg.message);
+  };
+  client.on('notice', onNotice);
+  let plan: string[] = [];
+  try {
+    const { rows } = await asService(client, explain, params, [
+      "load 'auto_explain'",
+      'set local auto_explain.log_min_duration = 0',
+      'set local auto_explain.log_nested_statements = on',
+      'set local auto_explain.log_analyze = on',
+      'set local auto_explain.log_timing = off',
+      'set local client_min_messages = log',
+    ]);
+    plan = rows.map((r) => r['QUERY PLAN']);
+  } finally {
+    client.off('notice', onNotice);
+  }
+  const tidy = (plan: string) =>
+    plan
+      .replace(/^duration: [\d.]+ ms\s+plan:\n/, '')
+      .replace(/ {2}\(cost=[^)]*\)/g, '')
+      .split('\n')
+      .filter((line) => line.trim() && !/^\s*(Planning|Execution|Buffers)/.test(line))
+      .join('\n');
+  // The functions' statements (not search_allowed's, nor the page itself or the setting), then the page's EXPLAIN.
+  const nested = logged.map(tidy).filter((plan) => !/from pg_roles|set_config|as "id"/.test(plan));
+  return [...nested, plan.join('\n')].join('\n\n');
+}
+
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 /** `reps` requests per case, one at a time, after 20 unmeasured ones. */
@@ -136,14 +189,19 @@ export async function timeSearch(url: string, key: string, dbUrl: string, member
   const results: SearchResult[] = [];
   try {
     const plans: { matches: number; explain: string }[] = [];
-    for (const c of cases) {
-      const em = orm.em.fork();
-      const filters = c.filter ? memberFilters(c.filter).filters : [];
-      const { sql, params } = pageStatement(em, Member as never, { communityId: SEARCH_COMMUNITY }, pageWindow({ limit: 20 }), undefined, filters);
-      const all = pageStatement(em, Member as never, { communityId: SEARCH_COMMUNITY }, { ...pageWindow({ limit: 20 }), limit: 10_000_000 }, undefined, filters);
-      const [{ n }] = await em.getConnection().execute<{ n: string }[]>(`select count(*) as n from (${all.sql}) x`, all.params);
-      const plan = await em.getConnection().execute<{ 'QUERY PLAN': string }[]>(`explain (analyze, costs off, timing off, summary off) ${sql}`, params);
-      plans.push({ matches: Number(n), explain: plan.map((r) => r['QUERY PLAN']).join('\n') });
+    const client = new Client({ connectionString: dbUrl });
+    await client.connect();
+    try {
+      for (const c of cases) {
+        const em = orm.em.fork();
+        const filters = c.filter ? memberFilters(SEARCH_COMMUNITY, c.filter).filters : [];
+        const page = pageStatement(em, Member as never, { communityId: SEARCH_COMMUNITY }, pageWindow({ limit: 20 }), undefined, filters);
+        const all = pageStatement(em, Member as never, { communityId: SEARCH_COMMUNITY }, { ...pageWindow({ limit: 20 }), limit: 10_000_000 }, undefined, filters);
+        const { rows } = await asService(client, `select count(*) as n from (${all.sql}) x`, all.params);
+        plans.push({ matches: Number(rows[0].n), explain: await servicePlans(client, `explain (analyze, costs off, timing off, summary off) ${page.sql}`, page.params) });
+      }
+    } finally {
+      await client.end();
     }
     const get = async (c: SearchCase) => {
       const t0 = performance.now();
@@ -196,7 +254,7 @@ export function renderSearch(report: SearchReport, meta: { date: string; commit:
     '|---|---:|---:|---:|---:|---|',
     ...rows,
     '',
-    'Plans of the page statements (EXPLAIN ANALYZE, costs and timing off), built by the service code:',
+    'Plans of the page statements as the service role (row-level security on), built by the service code, with the plans of the statements inside the search functions they call (auto_explain; costs and timing left out):',
     '',
     ...report.results.flatMap((r) => [`${r.label}:`, '', '```', r.explain, '```', '']),
     END,

@@ -22,41 +22,57 @@ export interface LeanExtra {
   select: string;
 }
 
-/**
- * A further condition of a page (a search filter): `sql` is a boolean expression on the
- * page's table (alias `t`) with `?` placeholders for `params`, in order. It is part of the
- * page's one statement, so a page costs one statement whatever the number of filters.
- */
-export interface LeanFilter {
+/** SQL with `?` placeholders for `params`, in order. */
+export interface SqlPart {
   sql: string;
   params: unknown[];
-  /**
-   * The matching rows are found through the filter's own indexes first and sorted after:
-   * the page never walks its order index testing rows one by one. For filters whose
-   * selectivity PostgreSQL cannot estimate (trigram `ILIKE`: a fixed guess), with which it
-   * chose that walk for a LIMIT and read a million rows for a text nobody had.
-   */
-  fence?: boolean;
-  /**
-   * The same condition as a per-row test (same params), for a filter that a common value can
-   * make match many rows: the page first tests the first WALK_ROWS rows in page order with it
-   * and takes the page from them when they hold enough matches (`walkedPage`).
-   */
-  probe?: string;
-  /**
-   * With `probe`: a boolean SQL expression (with its params), evaluated once, that says the
-   * filter matches at least WALK_ROWS rows (a count through its index, capped there). Only
-   * then is the page walked: a filter matching fewer rows finds them all for less.
-   */
-  many?: { sql: string; params: unknown[] };
 }
+
+/**
+ * A further condition of a page (a search filter), part of the page's one statement, so a
+ * page costs one statement whatever the number of filters. `sql`/`params`: a boolean
+ * expression on the page's table (alias `t`) that finds the matches as a set (through the
+ * filter's index, e.g. `t.id in (select ... from <function>)`); `test`: the same condition as
+ * a per-row test. The first filter of a page finds its rows (so list the most selective
+ * first); each other filter tests those rows one by one, never a second set of unknown size
+ * joined to the first (an address and a text matching every member took 2 s that way).
+ *
+ * Under row-level security a condition that is not LEAKPROOF (`ILIKE`, `lower()`, `md5()` of
+ * a column) is checked after the policy and never becomes an index condition, so the set forms
+ * find their rows in functions with their owner's rights (Migration20261125070000).
+ */
+export interface LeanFilter extends SqlPart {
+  /** The same condition as a per-row test on a row `t` (defaults to `sql`). */
+  test?: SqlPart;
+  /**
+   * Where the page's rows come from instead of the table: a row source with every column of
+   * the table and `xmin` (a set-returning function that finds them through the filter's own
+   * indexes). The page sorts what it returns and tests the other filters on those rows: it
+   * never walks its order index testing rows one by one (PostgreSQL cannot estimate a trigram
+   * match, and with a fixed guess it chose that walk for a LIMIT and read a million rows for a
+   * text nobody had). Used when the filter is the page's first; `sql` is then its per-row test.
+   */
+  source?: SqlPart;
+  /**
+   * For a filter that a common value can make match many rows: a boolean expression,
+   * evaluated once, that says the filter matches at least WALK_ROWS rows (a count through its
+   * index, capped there). The page then first tests the first WALK_ROWS rows in page order
+   * with every filter's `test` and takes the page from them when they hold enough matches
+   * (see pageStatement); a filter matching fewer rows finds them all for less.
+   */
+  many?: SqlPart;
+  /** Matches one row at most (a unique key): as a page's first filter, the page is never walked. */
+  unique?: boolean;
+}
+
+const testOf = (c: LeanFilter): SqlPart => c.test ?? c;
 
 /**
  * From this skip on, a page first finds its rows' ids, then reads those rows by primary key:
  * OFFSET is linear in the skip whatever the plan (PostgreSQL reads and drops the skipped rows),
  * but the ids alone come from an index-only scan of the page's order index, an index entry
  * per skipped row instead of a heap row with every column formatted (docs/performance.md,
- * "Cost does not grow with the data"). Not for fenced or walked pages (search filters).
+ * "Cost does not grow with the data"). Not for walked pages or pages with a row source (search filters).
  */
 export const KEYS_FIRST_SKIP = 1000;
 
@@ -155,9 +171,12 @@ export function pageStatement(
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity);
   const column = (prop: string) => columnOf(shape, entity, prop);
+  // The first filter finds the rows (its set form, or its source); the others test each of them.
+  const [driver, ...tested] = conditions;
+  const source = driver?.source;
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
-  const params: unknown[] = Object.values(where);
-  for (const c of conditions) {
+  const params: unknown[] = [...(source?.params ?? []), ...Object.values(where)];
+  for (const c of [...(driver && !source ? [driver] : []), ...tested.map(testOf)]) {
     filters.push(`(${c.sql})`);
     params.push(...c.params);
   }
@@ -167,15 +186,11 @@ export function pageStatement(
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const fenced = conditions.some((c) => c.fence);
-  const walked = conditions.some((c) => c.probe) && skip + limit + 1 <= WALK_MAX_NEED;
-  // A fence: a subquery with OFFSET is planned on its own (never flattened), without the LIMIT.
-  const rows = fenced
-    ? `(select t.*, t.xmin from ${shape.table} where ${filters.join(' and ')} offset 0) t${walked ? ' where' : ''}`
-    : `${shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
+  const walked = conditions.some((c) => c.many) && !driver.unique && skip + limit + 1 <= WALK_MAX_NEED;
+  const rows = `${source ? `${source.sql} t` : shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
   let page: string;
   let pageParams: unknown[];
-  if (!walked && skip >= KEYS_FIRST_SKIP && !fenced) {
+  if (!walked && skip >= KEYS_FIRST_SKIP && !source) {
     // The skipped rows cost an index entry each; only the page's own rows are read and formatted.
     const keys = `select ${column('id')} as "id" from ${rows} order by ${order.join(', ')} limit ? offset ?`;
     page = `select ${shape.select} from (${keys}) k join ${shape.table} on ${column('id')} = k."id" order by ${order.join(', ')}`;
@@ -186,12 +201,12 @@ export function pageStatement(
   } else {
     /*
      * A bounded walk, then the full search only when needed: `w` is the first WALK_ROWS rows of
-     * the unfiltered page order, `hit` those matching every filter (probes: one index probe per
-     * row). The rows ordered before any row outside `w` are all in `w`, so when `hit` holds
+     * the unfiltered page order, `hit` those matching every filter (tests: at most one index
+     * probe per row). The rows ordered before any row outside `w` are all in `w`, so when `hit` holds
      * skip + limit + 1 rows the page is among them and the first branch answers; otherwise the
      * second branch finds every match through the filters' indexes. Each branch carries a
      * one-time condition on the count, so PostgreSQL runs only one of them. `k` says whether
-     * every probed filter matches at least WALK_ROWS rows; if one matches fewer, the walk is
+     * every filter with `many` matches at least WALK_ROWS rows; if one matches fewer, the walk is
      * skipped: finding its few matches costs less than testing WALK_ROWS rows.
      */
     const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
@@ -200,15 +215,15 @@ export function pageStatement(
       base.push(`${column('modifiedAt')} >= ?`);
       baseParams.push(window.modifiedSince);
     }
-    const probes = conditions.map((c) => `(${c.probe ?? c.sql})`);
-    const many = conditions.filter((c) => c.probe && c.many).map((c) => c.many!);
+    const tests = conditions.map(testOf);
+    const many = conditions.filter((c) => c.many).map((c) => c.many!);
     const need = skip + limit + 1;
     const orderBy = order.join(', ');
     // `k` first: when a filter matches few rows, the walk (w, hit, n) is never run (InitPlans run on first use, AND stops early).
     const walk = `(select ok from k) and (select c from n) >= ?::int`;
     page = `with k as materialized (select ${many.length ? many.map((m) => `(${m.sql})`).join(' and ') : 'true'} as ok),
       w as materialized (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}),
-      hit as materialized (select t.* from w t where ${probes.join(' and ')}),
+      hit as materialized (select t.* from w t where ${tests.map((c) => `(${c.sql})`).join(' and ')}),
       n as materialized (select count(*) as c from hit)
       select * from (
         (select ${shape.select} from hit t where ${walk} order by ${orderBy} limit ? offset ?)
@@ -218,7 +233,7 @@ export function pageStatement(
     pageParams = [
       ...many.flatMap((m) => m.params),
       ...baseParams,
-      ...conditions.flatMap((c) => c.params),
+      ...tests.flatMap((c) => c.params),
       need, limit + 1, skip,
       ...params,
       need, limit + 1, skip,

@@ -32,9 +32,11 @@ class GroupsMoved extends Error {}
 /**
  * The conditions of a member list's filter (alias `t` = members), checked first (400 naming
  * `filter.q`, `filter.emailAddress`, `filter.fields.<i>`); `fieldIds` are the additional field
- * ids to check against the community.
+ * ids to check against the community. Each filter's index work runs in a function with its
+ * owner's rights (Migration20261125070000): under row-level security `lower()`, `ILIKE` and
+ * `md5()` would never reach an index. Each function checks the community as the policies do.
  */
-export function memberFilters(filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
+export function memberFilters(communityId: string, filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
   const filters: LeanFilter[] = [];
   if (!filter) return { filters, fieldIds: [] };
   const checks = new Checks();
@@ -46,32 +48,39 @@ export function memberFilters(filter: MemberListArgs['filter']): { filters: Lean
   }
   fields.forEach((f, i) => checks.nest(['fields', i], new Checks().string('value', f.value, SEARCH.fieldValue).issues));
   rejectInvalid(under(['filter'], checks.issues));
+  // In this order: the first filter finds the page's rows, the others test them (pageStatement).
   if (filter.emailAddress != null) {
     // members_community_email_unique: (community_id, lower(email_address)).
-    filters.push({ sql: 'lower(t."email_address") = lower(?)', params: [filter.emailAddress] });
+    filters.push({
+      sql: 't."id" in (select x from member_ids_by_email(?::uuid, ?) x)',
+      params: [communityId, filter.emailAddress],
+      test: { sql: 'lower(t."email_address") = lower(?)', params: [filter.emailAddress] },
+      unique: true,
+    });
   }
   if (q !== undefined) {
     // One trigram GIN index per searched column (pg_trgm serves ILIKE '%...%'); the planner ORs their bitmaps.
     const p = containsPattern(q);
     filters.push({
+      source: { sql: '(select (s.member).*, s.version as xmin from member_search_rows(?::uuid, ?) s)', params: [communityId, p] },
       sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
          or t."email_address" ilike ? or t."external_id" ilike ?`,
       params: [p, p, p, p, p],
-      fence: true,
     });
   }
   for (const f of fields) {
     // member_field_values_field_value_idx: (field_id, md5(value)) include (member_id); the value itself decides.
-    // As a probe (walked pages): the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
+    // Per row: the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
+    const field = isId(f.id) ? f.id : null;
     filters.push({
-      sql: `t."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ?)`,
-      probe: `exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)`,
-      params: [isId(f.id) ? f.id : null, f.value, f.value],
-      // Index entries only (md5 collisions aside, the same rows): capped at WALK_ROWS.
-      many: {
-        sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and md5(v.value) = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
-        params: [isId(f.id) ? f.id : null, f.value],
+      sql: 't."id" in (select x from member_ids_by_field(?::uuid, ?::uuid, ?) x)',
+      params: [communityId, field, f.value],
+      test: {
+        sql: 'exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)',
+        params: [field, f.value, f.value],
       },
+      // Index entries only (md5 collisions aside, the same rows): capped at WALK_ROWS.
+      many: { sql: `member_field_value_count(?::uuid, ?::uuid, ?, ${WALK_ROWS}) >= ${WALK_ROWS}`, params: [communityId, field, f.value] },
     });
   }
   return { filters, fieldIds: fields.map((f) => f.id) };
@@ -87,7 +96,7 @@ export class MemberService {
    */
   async list(communityId: string, args: MemberListArgs): Promise<Page<Member>> {
     const window = pageWindow(args);
-    const { filters, fieldIds } = memberFilters(args.filter);
+    const { filters, fieldIds } = memberFilters(communityId, args.filter);
     if (!fieldIds.length) return leanPage(this.em, Member, { communityId }, window, undefined, filters);
     const asked = [...new Set(fieldIds.filter(isId).map((id) => id.toLowerCase()))];
     const { page, check } = await leanCheckedPage<Member, { knownFieldIds: string[] | null }>(this.em, Member, { communityId }, window, {

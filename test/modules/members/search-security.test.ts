@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Client } from 'pg';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
+import { openOrm } from '../../../src/db/orm';
+import { pageStatement, type LeanFilter } from '../../../src/db/lean';
+import { pageWindow } from '../../../src/common/pagination';
+import { SERVICE_ROLE } from '../../../src/db/tenancy';
+import { Member } from '../../../src/modules/members/member.entity';
+import { Group } from '../../../src/modules/groups/group.entity';
+import { memberFilters } from '../../../src/modules/members/member.service';
+import { groupFilters } from '../../../src/modules/groups/group.service';
+
+/**
+ * Under row-level security a condition that is not LEAKPROOF (ILIKE, lower(), md5() of a
+ * column) is checked after the policy and never reaches an index: every search read each row
+ * of the community (Migration20261125070000). Here the page statements the service builds run
+ * as the service role, and the rows they read are counted (pg_stat_xact_user_tables: this
+ * transaction's own reads, the search functions' included).
+ */
+/** Enough rows that PostgreSQL prefers an index to reading the community's rows whole. */
+const MEMBERS = 20_000;
+const RARE = 'Zyxwvu';
+
+let app: TestApp;
+let a: Tenant;
+let b: Tenant;
+let owner: Client;
+let orm: MikroORM;
+const fields: Record<string, string> = {};
+
+async function seed(t: Tenant) {
+  const field = (
+    await owner.query<{ id: string }>(
+      `insert into additional_fields (id, community_id, name, type, order_number, created_at, modified_at)
+       values (gen_random_uuid(), $1, 'City', 'TEXT', 1, now(), now()) returning id`,
+      [t.communityId],
+    )
+  ).rows[0].id;
+  fields[t.communityId] = field;
+  await owner.query(
+    `insert into members (id, community_id, external_id, first_name, last_name, email_address, created_at, modified_at)
+     select gen_random_uuid(), $1, 'ext-' || i, 'Name' || i, case when i = 1234 then $2 else 'Last' || i end, 'user' || i || '@example.org',
+            now() + i * interval '1 ms', now() + i * interval '1 ms'
+       from generate_series(1, ${MEMBERS}) i`,
+    [t.communityId, RARE],
+  );
+  await owner.query(
+    `insert into member_field_values (community_id, member_id, field_id, value)
+     select m.community_id, m.id, $2, 'City ' || (substr(m.external_id, 5)::int % 5000) from members m where m.community_id = $1`,
+    [t.communityId, field],
+  );
+  await owner.query(
+    `insert into groups (id, community_id, name, created_at, modified_at)
+     select gen_random_uuid(), $1, case when i = 77 then $2 || ' Club' else 'Group ' || i end, now() + i * interval '1 ms', now() + i * interval '1 ms'
+       from generate_series(1, ${MEMBERS}) i`,
+    [t.communityId, RARE],
+  );
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  a = await app.tenant();
+  b = await app.tenant();
+  owner = new Client({ connectionString: inject('databaseUrl') });
+  await owner.connect();
+  for (const t of [a, b]) await seed(t);
+  // What autovacuum does soon after a mass insert: statistics, and the GIN indexes' pending
+  // lists merged (until then PostgreSQL prices a trigram search as reading every pending row).
+  for (const table of ['members', 'member_field_values', 'groups']) await owner.query(`analyze ${table}`);
+  await owner.query(`select gin_clean_pending_list(i.indexrelid) from pg_index i join pg_class c on c.oid = i.indexrelid
+    join pg_am am on am.oid = c.relam where am.amname = 'gin' and i.indrelid in ('members'::regclass, 'groups'::regclass)`);
+  orm = (await openOrm(inject('databaseUrl'), 1, false)) as MikroORM;
+}, 60_000);
+afterAll(async () => {
+  await orm?.close();
+  await owner?.end();
+  await app?.close();
+});
+
+/** Runs `work` as the service role with `community` set (or none), then rolls back. */
+async function asService<T>(community: string | null, work: () => Promise<T>): Promise<T> {
+  await owner.query('begin');
+  try {
+    await owner.query(`set local role ${SERVICE_ROLE}`);
+    if (community) await owner.query(`select set_config('app.community_id', $1, true)`, [community]);
+    return await work();
+  } finally {
+    await owner.query('rollback');
+  }
+}
+
+/** The page's rows, and the rows its statement read from each table (as the service role). */
+async function page(entity: typeof Member | typeof Group, filters: LeanFilter[]) {
+  return asService(a.communityId, async () => {
+    // A small table: ask for the plan an indexed one gets (a policy-blocked index stays blocked).
+    await owner.query('set local enable_seqscan = off');
+    const { sql, params } = pageStatement(orm.em.fork(), entity as never, { communityId: a.communityId }, pageWindow({ limit: 20 }), undefined, filters);
+    // The backend's counts not yet reported (earlier transactions' too): the difference is this statement's.
+    const counts = async () => {
+      const stats = await owner.query<{ relname: string; read: string }>(
+        `select relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) as read from pg_stat_xact_user_tables where relname = any($1)`,
+        [['members', 'member_field_values', 'groups']],
+      );
+      return Object.fromEntries(stats.rows.map((r) => [r.relname, Number(r.read)]));
+    };
+    const before = await counts();
+    let n = 0;
+    const rows = (await owner.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as { id: string; lastName?: string; name?: string }[];
+    const after = await counts();
+    const read = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+    return { rows, read };
+  });
+}
+
+describe('search under row-level security reaches its indexes', () => {
+  it(`q=: a few rows read of ${MEMBERS} members`, async () => {
+    const { rows, read } = await page(Member, memberFilters(a.communityId, { q: RARE.toLowerCase() }).filters);
+    expect(rows.map((r) => r.lastName)).toEqual([RARE]);
+    expect(read.members).toBeLessThan(50);
+  });
+
+  it('emailAddress=: one row read', async () => {
+    const { rows, read } = await page(Member, memberFilters(a.communityId, { emailAddress: 'USER1234@example.org' }).filters);
+    expect(rows.map((r) => r.lastName)).toEqual([RARE]);
+    expect(read.members).toBeLessThan(10);
+  });
+
+  it('field.<id>=: the matching values and members only', async () => {
+    const { rows, read } = await page(Member, memberFilters(a.communityId, { fields: [{ id: fields[a.communityId], value: 'City 1234' }] }).filters);
+    expect(rows).toHaveLength(4); // 1234, 6234, 11234, 16234
+    expect(read.member_field_values).toBeLessThan(50);
+    expect(read.members).toBeLessThan(50);
+  });
+
+  it('an address and a text that every member holds: the address finds the row, the text tests it', async () => {
+    const { rows, read } = await page(Member, memberFilters(a.communityId, { emailAddress: 'user1234@example.org', q: 'user' }).filters);
+    expect(rows.map((r) => r.lastName)).toEqual([RARE]);
+    expect(read.members).toBeLessThan(10);
+  });
+
+  it('groups q=: a few rows read', async () => {
+    const { rows, read } = await page(Group, groupFilters(a.communityId, { q: RARE.toUpperCase() }));
+    expect(rows.map((r) => r.name)).toEqual([`${RARE} Club`]);
+    expect(read.groups).toBeLessThan(50);
+  });
+});
+
+describe('the search functions hold to the community as the policies do', () => {
+  const calls = (c: string) => [
+    [`select count(*)::int as n from member_search_rows($1, '%${RARE}%')`, [c]],
+    [`select count(*)::int as n from group_search_rows($1, '%${RARE}%')`, [c]],
+    [`select count(*)::int as n from member_ids_by_email($1, 'user1234@example.org')`, [c]],
+    [`select count(*)::int as n from member_ids_by_field($1, $2, 'City 1234')`, [c, fields[c]]],
+    [`select member_field_value_count($1, $2, 'City 1234', 100)::int as n`, [c, fields[c]]],
+  ] as const;
+  const counts = async (c: string) => {
+    const out: number[] = [];
+    for (const [sql, params] of calls(c)) out.push((await owner.query<{ n: number }>(sql, [...params])).rows[0].n);
+    return out;
+  };
+
+  it("its own community's matches; another community's or none: nothing", async () => {
+    expect(await asService(a.communityId, () => counts(a.communityId))).toEqual([1, 1, 1, 4, 4]);
+    expect(await asService(a.communityId, () => counts(b.communityId))).toEqual([0, 0, 0, 0, 0]);
+    expect(await asService(null, () => counts(a.communityId))).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it("the owner's own work (no role switched, a role that passes row-level security) finds any community's", async () => {
+    expect(await counts(b.communityId)).toEqual([1, 1, 1, 4, 4]);
+  });
+
+  it('PUBLIC cannot execute them', async () => {
+    const { rows } = await owner.query<{ proname: string; acl: string }>(
+      `select proname, proacl::text as acl from pg_proc where proname = any($1)`,
+      [['search_allowed', 'member_search_rows', 'group_search_rows', 'member_ids_by_email', 'member_ids_by_field', 'member_field_value_count']],
+    );
+    expect(rows).toHaveLength(6);
+    for (const r of rows) expect(r.acl, r.proname).not.toMatch(/(^|[{,])=X/);
+  });
+});
