@@ -32,9 +32,10 @@ class GroupsMoved extends Error {}
 /**
  * The conditions of a member list's filter (alias `t` = members), checked first (400 naming
  * `filter.q`, `filter.emailAddress`, `filter.fields.<i>`); `fieldIds` are the additional field
- * ids to check against the community. Each filter's index work runs in a function with its
- * owner's rights (Migration20261125070000): under row-level security `lower()`, `ILIKE` and
- * `md5()` would never reach an index. Each function checks the community as the policies do.
+ * ids to check against the community. Under row-level security a condition that is not
+ * leakproof (`lower()`, `ILIKE` of a column) never reaches an index, so the address and the text
+ * are found by functions with their owner's rights (Migration20261125070000) that check the
+ * community as the policies do; the field values by a stored digest (Migration20261125080000).
  */
 export function memberFilters(communityId: string, filter: MemberListArgs['filter']): { filters: LeanFilter[]; fieldIds: string[] } {
   const filters: LeanFilter[] = [];
@@ -69,18 +70,22 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     });
   }
   for (const f of fields) {
-    // member_field_values_field_value_idx: (field_id, md5(value)) include (member_id); the value itself decides.
+    // member_field_values_field_digest_idx: (field_id, value_md5) include (member_id, community_id);
+    // the stored digest is compared with `=` (leakproof: the index serves the service role), the value itself decides.
     // Per row: the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
     const field = isId(f.id) ? f.id : null;
     filters.push({
-      sql: 't."id" in (select x from member_ids_by_field(?::uuid, ?::uuid, ?) x)',
-      params: [communityId, field, f.value],
+      sql: 't."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ?)',
+      params: [field, f.value, f.value],
       test: {
-        sql: 'exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and md5(v.value) = md5(?) and v.value = ? offset 0)',
+        sql: 'exists (select 1 from member_field_values v where v.member_id = t."id" and v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ? offset 0)',
         params: [field, f.value, f.value],
       },
-      // Index entries only (md5 collisions aside, the same rows): capped at WALK_ROWS.
-      many: { sql: `member_field_value_count(?::uuid, ?::uuid, ?, ${WALK_ROWS}) >= ${WALK_ROWS}`, params: [communityId, field, f.value] },
+      // Index entries only (an index-only scan; md5 collisions aside, the same rows): capped at WALK_ROWS.
+      many: {
+        sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
+        params: [field, f.value],
+      },
     });
   }
   return { filters, fieldIds: fields.map((f) => f.id) };
