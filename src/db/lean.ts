@@ -54,13 +54,16 @@ export interface LeanFilter extends SqlPart {
    */
   source?: SqlPart;
   /**
-   * For a filter that a common value can make match many rows: a boolean expression,
-   * evaluated once, that says the filter matches at least WALK_ROWS rows (a count through its
-   * index, capped there). The page then first tests the first WALK_ROWS rows in page order
-   * with every filter's `test` and takes the page from them when they hold enough matches
-   * (see pageStatement); a filter matching fewer rows finds them all for less.
+   * For a filter that a common value can make match many rows: the page first tests the
+   * first `rows` rows in page order with every filter's `test`, stops at the page's last row,
+   * and takes the page from them when they hold it (see pageStatement). `many`, when given, is
+   * a boolean expression evaluated once that says the filter matches at least `rows` rows (a
+   * count through its index, capped there): a filter matching fewer finds them all for less
+   * than the walk. Without it the walk is always tried (for a text: a common one fills the
+   * page from the first rows, a rare one costs the walk, then the search). `grows`: the walk
+   * takes WALK_PER_ROW rows per row of the page when that is more than `rows` (up to WALK_ROWS).
    */
-  many?: SqlPart;
+  walk?: { rows: number; many?: SqlPart; grows?: boolean };
   /** Matches one row at most (a unique key): as a page's first filter, the page is never walked. */
   unique?: boolean;
 }
@@ -76,10 +79,15 @@ const testOf = (c: LeanFilter): SqlPart => c.test ?? c;
  */
 export const KEYS_FIRST_SKIP = 1000;
 
-/** Rows a walked page tests in page order before it falls back to finding every match. */
+/** Rows a walked page tests in page order before it falls back to finding every match (a field filter's walk). */
 export const WALK_ROWS = 5000;
-/** Pages reaching further (skip + limit + 1) are not walked: the first rows could not fill them often. */
-const WALK_MAX_NEED = 500;
+/**
+ * Rows a text filter's walk tests: a text at least ~4% of the rows hold fills a first page
+ * from them; a rarer one costs this many in-row tests (~0.5 ms) before its search.
+ */
+export const TEXT_WALK_ROWS = 500;
+/** A page is walked when its rows (skip + limit + 1) are at most a tenth of the walk: a shorter walk could not fill it often. */
+const WALK_PER_ROW = 10;
 
 /**
  * Facts read in the page's own statement (one round trip), e.g. which asked additional field
@@ -186,7 +194,10 @@ export function pageStatement(
   }
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
-  const walked = conditions.some((c) => c.many) && !driver.unique && skip + limit + 1 <= WALK_MAX_NEED;
+  const walks = conditions.filter((c) => c.walk).map((c) => c.walk!);
+  const need = skip + limit + 1;
+  const walkRows = Math.min(...walks.map((w) => (w.grows ? Math.min(WALK_ROWS, Math.max(w.rows, need * WALK_PER_ROW)) : w.rows)));
+  const walked = walks.length > 0 && !driver.unique && need * WALK_PER_ROW <= walkRows;
   const rows = `${source ? `${source.sql} t` : shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
   let page: string;
   let pageParams: unknown[];
@@ -200,15 +211,15 @@ export function pageStatement(
     pageParams = [...params, limit + 1, skip];
   } else {
     /*
-     * A bounded walk, then the full search only when needed: `hit` tests the first WALK_ROWS
-     * rows of the unfiltered page order against every filter (tests: at most one index probe per
-     * row) and stops at skip + limit + 1 matches (a value held by 1% is found after ~2,100 rows,
-     * not 5,000). The rows ordered before any row outside the walk are all in it, so when `hit`
+     * A bounded walk, then the full search only when needed: `hit` tests the first rows of the
+     * unfiltered page order (the fewest any filter's walk asks) against every filter (tests: at
+     * most one index probe per row) and stops at skip + limit + 1 matches (a value held by 1% is
+     * found after ~2,100 rows, not 5,000). The rows ordered before any row outside the walk are all in it, so when `hit`
      * holds skip + limit + 1 rows the page is among them and the first branch answers; otherwise the
      * second branch finds every match through the filters' indexes. Each branch carries a
      * one-time condition on the count, so PostgreSQL runs only one of them. `k` says whether
-     * every filter with `many` matches at least WALK_ROWS rows; if one matches fewer, the walk is
-     * skipped: finding its few matches costs less than testing WALK_ROWS rows.
+     * every filter with `many` matches at least as many rows as it walks; if one matches fewer,
+     * the walk is skipped: finding its few matches costs less than testing the rows.
      */
     const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
     const baseParams: unknown[] = Object.values(where);
@@ -217,13 +228,12 @@ export function pageStatement(
       baseParams.push(window.modifiedSince);
     }
     const tests = conditions.map(testOf);
-    const many = conditions.filter((c) => c.many).map((c) => c.many!);
-    const need = skip + limit + 1;
+    const many = walks.filter((w) => w.many).map((w) => w.many!);
     const orderBy = order.join(', ');
     // `k` first: when a filter matches few rows, the walk (hit, n) is never run (InitPlans run on first use, AND stops early).
     const walk = `(select ok from k) and (select c from n) >= ?::int`;
     page = `with k as materialized (select ${many.length ? many.map((m) => `(${m.sql})`).join(' and ') : 'true'} as ok),
-      hit as materialized (select t.* from (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${WALK_ROWS}) t
+      hit as materialized (select t.* from (select t.*, t.xmin from ${shape.table} where ${base.join(' and ')} order by ${orderBy} limit ${walkRows}) t
         where ${tests.map((c) => `(${c.sql})`).join(' and ')} order by ${orderBy} limit ?),
       n as materialized (select count(*) as c from hit)
       select * from (

@@ -1,5 +1,5 @@
 import { transaction } from '../../db/transaction';
-import { leanFindOne, leanPage } from '../../db/lean';
+import { leanFindOne, leanPage, TEXT_WALK_ROWS, type LeanFilter } from '../../db/lean';
 import { insertRecords } from '../../db/write';
 import { wrap } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,7 +9,6 @@ import { mapUnique } from '../../common/unique';
 import { Checks, rejectInvalid, ruleIssues, under } from '../../common/validate';
 import { notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
 import { containsPattern, searchText } from '../../common/search';
-import type { LeanFilter } from '../../db/lean';
 import { assertVersion } from '../../db/version';
 import { Group, GroupState } from './group.entity';
 import { CreateGroupInput, type GroupListArgs, type UpdateGroupInput } from './group.inputs';
@@ -45,6 +44,7 @@ export function groupFilters(communityId: string, filter: GroupListArgs['filter'
       source: { sql: '(select (s."group").*, s.version as xmin from group_search_rows(?::uuid, ?) s)', params: [communityId, p] },
       sql: 't."name" ilike ? or t."external_id" ilike ?',
       params: [p, p],
+      walk: { rows: TEXT_WALK_ROWS, grows: true },
     },
   ];
 }

@@ -17,7 +17,7 @@ import { bulkSizeIssues, Checks, rejectInvalid, under, type Path } from '../../c
 import { containsPattern, searchText } from '../../common/search';
 import { isId } from '../../common/ids';
 import { SEARCH } from '../../common/rules';
-import { WALK_ROWS } from '../../db/lean';
+import { TEXT_WALK_ROWS, WALK_ROWS } from '../../db/lean';
 import { anyOf, arrayOf } from '../../db/sql';
 
 /** `whole`: a bulk insert racing another writer cannot tell the item, so it points at the array. */
@@ -67,6 +67,8 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
       sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
          or t."email_address" ilike ? or t."external_id" ilike ?`,
       params: [p, p, p, p, p],
+      // A text most members hold ("com", "a") fills the page from the first rows (2 s through the source at a million).
+      walk: { rows: TEXT_WALK_ROWS, grows: true },
     });
   }
   for (const f of fields) {
@@ -82,9 +84,12 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
         params: [field, f.value, f.value],
       },
       // Index entries only (an index-only scan; md5 collisions aside, the same rows): capped at WALK_ROWS.
-      many: {
-        sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
-        params: [field, f.value],
+      walk: {
+        rows: WALK_ROWS,
+        many: {
+          sql: `(select count(*) from (select 1 from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) limit ${WALK_ROWS}) x) >= ${WALK_ROWS}`,
+          params: [field, f.value],
+        },
       },
     });
   }

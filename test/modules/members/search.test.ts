@@ -235,22 +235,29 @@ describe('GraphQL', () => {
 
 describe('SQL statements per request', () => {
   it('stay the same whatever the page size or the number of filters', async () => {
+    // The statements in the message: a failure says which one came or went.
+    const shown = (statements: { sql: string }[]) => statements.map((x) => x.sql.trim().slice(0, 60)).join(' | ');
     const count = async (query: string) => {
-      const { result, all } = await withSqlCount(app.runtime, () => list(query));
+      const { result, all, statements } = await withSqlCount(app.runtime, () => list(query));
       expect(result.status, JSON.stringify(result.body)).toBe(200);
-      return all;
+      return { all, shown: `${query}: ${shown(statements)}` };
     };
-    const plain = await count('limit=1');
-    expect(await count('limit=100')).toBe(plain);
-    expect(await count('q=a&limit=100')).toBe(plain);
-    expect(await count(`emailAddress=ada.lovelace@example.org&q=ada&field.${city}=Berlin&field.${dept}=Math&limit=100&sort=lastName`)).toBe(plain);
-    expect(await count(`field.${city}=Berlin`)).toBe(plain);
+    const plain = (await count('limit=1')).all;
+    for (const query of [
+      'limit=100',
+      'q=a&limit=100',
+      `emailAddress=ada.lovelace@example.org&q=ada&field.${city}=Berlin&field.${dept}=Math&limit=100&sort=lastName`,
+      `field.${city}=Berlin`,
+    ]) {
+      const n = await count(query);
+      expect(n.all, n.shown).toBe(plain);
+    }
     const group = async (query: string) => (await withSqlCount(app.runtime, () => app.http.get(`${GROUPS}?${query}`).set(auth(t)))).all;
     expect(await group('q=berlin&limit=100')).toBe(await group('limit=1'));
   });
 });
 
-describe('field filters past the first rows of the page order', () => {
+describe('field and text filters past the first rows of the page order', () => {
   it('a walked page, a walk that falls back, and a few matches found directly agree with the full order', async () => {
     const tenant = await app.tenant();
     const team = await api.createField(tenant, { name: 'Team' });
@@ -278,5 +285,13 @@ describe('field filters past the first rows of the page order', () => {
     expect(await page(`field.${all}=x&limit=2&sort=createdAt:desc`)).toEqual(w(2 * WALK_ROWS, 2 * WALK_ROWS + 1));
     const far = await list(`field.${team}=late&limit=100&skip=${WALK_ROWS + 50}`, tenant); // beyond any walk: every match
     expect(names(far)).toEqual(w(...Array.from({ length: 51 }, (_, k) => 2 * WALK_ROWS + 49 + k))); // 7, then 5000... is 5,101
+    // Texts walk the first TEXT_WALK_ROWS (500): "w-" is everyone's (found at once), "w-7" is w-7 and w-70..79 there
+    // (walked), "w-100" only w-100 there (the walk falls back to the search).
+    expect(await page('q=W-&limit=3&skip=2')).toEqual(w(2, 3, 4));
+    expect(await page('q=w-&limit=2&sort=createdAt:desc')).toEqual(w(2 * WALK_ROWS, 2 * WALK_ROWS + 1));
+    expect(await page('q=w-7&limit=3')).toEqual(w(7, 70, 71));
+    expect(await page('q=w-100&limit=3')).toEqual(w(100, 1000, 1001));
+    expect(await page(`q=w-7&field.${team}=late&limit=2`)).toEqual(w(7, 7000));
+    expect(await page('q=w-100&limit=100&skip=100').then((p) => p.length)).toBe(1 + 10 + 100 - 100); // w-100, w-1000.., w-10000..
   }, 180_000);
 });
