@@ -46,8 +46,8 @@ export interface LeanFilter extends SqlPart {
   test?: SqlPart;
   /**
    * Where the page's rows come from instead of the table: a row source with every column of
-   * the table and `xmin` (a set-returning function that finds them through the filter's own
-   * indexes). The page sorts what it returns and tests the other filters on those rows: it
+   * the table (a set-returning function that finds them through the filter's own indexes; the
+   * page's own rows are then read back from the table by id, with their version). The page sorts what it returns and tests the other filters on those rows: it
    * never walks its order index testing rows one by one (PostgreSQL cannot estimate a trigram
    * match, and with a fixed guess it chose that walk for a LIMIT and read a million rows for a
    * text nobody had). Used when the filter is the page's first; `sql` is then its per-row test.
@@ -75,7 +75,7 @@ const testOf = (c: LeanFilter): SqlPart => c.test ?? c;
  * OFFSET is linear in the skip whatever the plan (PostgreSQL reads and drops the skipped rows),
  * but the ids alone come from an index-only scan of the page's order index, an index entry
  * per skipped row instead of a heap row with every column formatted (docs/performance.md,
- * "Cost does not grow with the data"). Not for walked pages or pages with a row source (search filters).
+ * "Cost does not grow with the data"). Not for walked pages (search filters); pages from a source always read this way.
  */
 export const KEYS_FIRST_SKIP = 1000;
 
@@ -199,15 +199,23 @@ export function pageStatement(
   const walkRows = Math.min(...walks.map((w) => (w.grows ? Math.min(WALK_ROWS, Math.max(w.rows, need * WALK_PER_ROW)) : w.rows)));
   const walked = walks.length > 0 && !driver.unique && need * WALK_PER_ROW <= walkRows;
   const rows = `${source ? `${source.sql} t` : shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;
+  /*
+   * The page's ids first, then its rows by primary key: past KEYS_FIRST_SKIP (the skipped rows
+   * cost an index entry each; only the page's own rows are read and formatted), and from a
+   * source (it returns the table's columns without the row version; the page's rows are read
+   * back from the table, under its policy).
+   */
+  const keysFirst = (from: string) =>
+    `select ${shape.select} from (select ${column('id')} as "id" from ${from} order by ${order.join(', ')} limit ? offset ?) k
+      join ${shape.table} on ${column('id')} = k."id" order by ${order.join(', ')}`;
+  const pageOf = (from: string) => (source ? keysFirst(from) : `select ${shape.select} from ${from} order by ${order.join(', ')} limit ? offset ?`);
   let page: string;
   let pageParams: unknown[];
   if (!walked && skip >= KEYS_FIRST_SKIP && !source) {
-    // The skipped rows cost an index entry each; only the page's own rows are read and formatted.
-    const keys = `select ${column('id')} as "id" from ${rows} order by ${order.join(', ')} limit ? offset ?`;
-    page = `select ${shape.select} from (${keys}) k join ${shape.table} on ${column('id')} = k."id" order by ${order.join(', ')}`;
+    page = keysFirst(rows);
     pageParams = [...params, limit + 1, skip];
   } else if (!walked) {
-    page = `select ${shape.select} from ${rows} order by ${order.join(', ')} limit ? offset ?`;
+    page = pageOf(rows);
     pageParams = [...params, limit + 1, skip];
   } else {
     /*
@@ -239,7 +247,7 @@ export function pageStatement(
       select * from (
         (select ${shape.select} from hit t where ${walk} order by ${orderBy} limit ? offset ?)
         union all
-        (select ${shape.select} from ${rows} not (${walk}) order by ${orderBy} limit ? offset ?)
+        (${pageOf(`${rows} not (${walk})`)})
       ) walked`;
     pageParams = [
       ...many.flatMap((m) => m.params),

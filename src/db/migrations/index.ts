@@ -8,6 +8,7 @@ import { Migration20261125050000_memberships_community_first } from './Migration
 import { Migration20261125060000_leaner_writes } from './Migration20261125060000_leaner_writes';
 import { Migration20261125070000_search_under_row_security } from './Migration20261125070000_search_under_row_security';
 import { Migration20261125080000_field_value_digest } from './Migration20261125080000_field_value_digest';
+import { Migration20261125090000_search_rows } from './Migration20261125090000_search_rows';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -24,4 +25,5 @@ export const migrationsList = [
   { name: 'Migration20261125060000_leaner_writes', class: Migration20261125060000_leaner_writes },
   { name: 'Migration20261125070000_search_under_row_security', class: Migration20261125070000_search_under_row_security },
   { name: 'Migration20261125080000_field_value_digest', class: Migration20261125080000_field_value_digest },
+  { name: 'Migration20261125090000_search_rows', class: Migration20261125090000_search_rows },
 ];

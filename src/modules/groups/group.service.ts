@@ -41,7 +41,7 @@ export function groupFilters(communityId: string, filter: GroupListArgs['filter'
   const p = containsPattern(q);
   return [
     {
-      source: { sql: '(select (s."group").*, s.version as xmin from group_search_rows(?::uuid, ?) s)', params: [communityId, p] },
+      source: { sql: 'group_search_rows(?::uuid, ?)', params: [communityId, p] },
       sql: 't."name" ilike ? or t."external_id" ilike ?',
       params: [p, p],
       walk: { rows: TEXT_WALK_ROWS, grows: true },

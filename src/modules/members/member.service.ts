@@ -63,7 +63,7 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     // One trigram GIN index per searched column (pg_trgm serves ILIKE '%...%'); the planner ORs their bitmaps.
     const p = containsPattern(q);
     filters.push({
-      source: { sql: '(select (s.member).*, s.version as xmin from member_search_rows(?::uuid, ?) s)', params: [communityId, p] },
+      source: { sql: 'member_search_rows(?::uuid, ?)', params: [communityId, p] },
       sql: `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
          or t."email_address" ilike ? or t."external_id" ilike ?`,
       params: [p, p, p, p, p],
