@@ -104,18 +104,28 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect(operation.parentSpanId).toBe(server.spanId);
   });
 
-  it('a caller\'s unsampled traceparent (flags 00) is followed: nothing of that request is exported', async () => {
+  it('a caller\'s unsampled traceparent (flags 00) is followed: nothing of that request is exported, nor any trace of its own', async () => {
     const unsampled = randomBytes(16).toString('hex');
     const sampled = randomBytes(16).toString('hex');
+    const known = new Set(otlp.spans.map((s) => s.traceId));
+    const traceparent = (traceId: string, flags: string) => `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`;
     const get = (traceId: string, flags: string) =>
-      fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}` } });
+      fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: traceparent(traceId, flags) } });
     expect((await get(unsampled, '00')).status).toBe(200);
+    // /graphql too: its parse and validation (graphql-js's instrumentation) start no trace of their own.
+    const gql = await fetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: traceparent(unsampled, '00') },
+      body: JSON.stringify({ query: 'query Unsampled { groups(limit: 1) { size } }' }),
+    });
+    expect(gql.status).toBe(200);
     expect((await get(sampled, '01')).status).toBe(200);
-    // The sampled request's spans arrive after the unsampled one's would have.
+    // The sampled request's spans arrive after the unsampled ones' would have.
     await otlp.until((spans) => spans.some((s) => s.traceId === sampled && s.name === 'query getGroups'));
     // HTTP, operation and page SQL (with REDIS_URL the rate limit makes no SQL span).
     await otlp.until((spans) => spans.filter((s) => s.traceId === sampled).length >= 3);
     expect(otlp.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+    expect(otlp.spans.filter((s) => !known.has(s.traceId) && s.traceId !== sampled).map((s) => s.name)).toEqual([]);
   });
 
   it('a job queued by a request starts its own trace, linked to the request\'s', async () => {
