@@ -9,6 +9,7 @@ import { Migration20261125060000_leaner_writes } from './Migration20261125060000
 import { Migration20261125070000_search_under_row_security } from './Migration20261125070000_search_under_row_security';
 import { Migration20261125080000_field_value_digest } from './Migration20261125080000_field_value_digest';
 import { Migration20261125090000_search_rows } from './Migration20261125090000_search_rows';
+import { Migration20261125100000_member_text_index } from './Migration20261125100000_member_text_index';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -26,4 +27,5 @@ export const migrationsList = [
   { name: 'Migration20261125070000_search_under_row_security', class: Migration20261125070000_search_under_row_security },
   { name: 'Migration20261125080000_field_value_digest', class: Migration20261125080000_field_value_digest },
   { name: 'Migration20261125090000_search_rows', class: Migration20261125090000_search_rows },
+  { name: 'Migration20261125100000_member_text_index', class: Migration20261125100000_member_text_index },
 ];

@@ -60,7 +60,7 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     });
   }
   if (q !== undefined) {
-    // One trigram GIN index per searched column (pg_trgm serves ILIKE '%...%'); the planner ORs their bitmaps.
+    // members_search_text_idx: one trigram GIN index over the joined text (pg_trgm serves ILIKE '%...%'), rechecked per column.
     const p = containsPattern(q);
     filters.push({
       source: { sql: 'member_search_rows(?::uuid, ?)', params: [communityId, p] },
