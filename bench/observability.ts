@@ -35,6 +35,7 @@ export interface ObservabilityReport {
   path: string;
   rounds: number;
   seconds: number;
+  warmSeconds: number;
   connections: number;
   arms: ObservabilityArm[];
   /** Bytes and requests the local OTLP receiver got (proof that spans were exported). */
@@ -108,6 +109,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       path: req.path,
       rounds: o.rounds,
       seconds: o.seconds,
+      warmSeconds: o.warmSeconds,
       connections: o.connections,
       exported,
       arms: arms.map((a, i) => ({
@@ -142,7 +144,7 @@ export function renderObservability(r: ObservabilityReport | undefined): string[
   return [
     '## Metrics and tracing overhead',
     '',
-    `\`GET ${r.path}\`, three service processes over the same database, ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
+    `\`GET ${r.path}\`, three service processes over the same database, each warmed for ${r.warmSeconds} s, then ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
       'interleaved with the order rotated per round (`bench/observability.ts`). Ratio: median of the per-round ratios to the arm with both off.',
     '',
     '| Arm | 2xx/s (median) | p50 ms | p99 ms | 2xx/s vs off | CPU ms / 2xx | throughput by CPU vs off | Cost |',

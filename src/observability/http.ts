@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Caller } from '../context';
 import { scrubUrl, type Logger } from '../logger';
 import { observeRequest, type Metrics } from './metrics';
-import { nameRequestSpan, workContext } from './spans';
+import { nameRequestSpan } from './spans';
 import { tracingStarted, UNTRACED } from './tracing';
 
 const tracer = trace.getTracer('community-api');
@@ -47,7 +47,7 @@ function endRequestSpan(ctx: OtelContext, status: number): void {
  */
 export function inRequestTrace<T>(res: Response, work: () => T): T {
   const ctx = res.locals.otel as OtelContext | undefined;
-  return ctx ? context.with(workContext(ctx), work) : work();
+  return ctx ? context.with(ctx, work) : work();
 }
 
 /** The caller's own X-Request-Id when it is 1-128 visible ASCII characters. */
@@ -124,8 +124,7 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
         'request',
       );
     });
-    // Unsampled: the gate's statements (key lookup, rate limit) make no span work either.
-    if (otel) return context.with(workContext(otel), next);
+    if (otel) return context.with(otel, next);
     next();
   };
 }

@@ -1,5 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context as OtelContext, type Link } from '@opentelemetry/api';
-import { isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
+import { suppressTracing } from '@opentelemetry/core';
 
 /**
  * The spans the service makes itself (tracing.ts says why): one per GraphQL operation and
@@ -7,18 +7,6 @@ import { isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
  * function call.
  */
 const tracer = trace.getTracer('community-api');
-
-/**
- * The context a request's work runs in: its trace's when its span is recorded (sampled); when
- * it is not, no span at all and tracing suppressed. pg's instrumentation builds a span per
- * statement (attributes, the statement's operation name) whenever a span is active, recording
- * or not, and skips statements with none; the SDK answers any span started under suppression
- * with a no-op one, so no instrumentation starts an orphan trace either.
- */
-export function workContext(ctx: OtelContext): OtelContext {
-  const span = trace.getSpan(ctx);
-  return !span || span.isRecording() ? ctx : suppressTracing(trace.deleteSpan(ctx));
-}
 
 /** A GraphQL operation (REST route or /graphql document), as a child of `parent`, around `run`. */
 export async function inOperationSpan<T extends { errors?: readonly unknown[] }>(
@@ -28,9 +16,12 @@ export async function inOperationSpan<T extends { errors?: readonly unknown[] }>
   run: () => Promise<T> | T,
 ): Promise<T> {
   const request = trace.getSpan(parent);
-  // A request that is not sampled runs its operation outside any span (workContext).
-  if (isTracingSuppressed(parent)) return context.with(parent, run);
-  if (request && !request.isRecording()) return context.with(workContext(parent), run);
+  // A request that is not sampled runs its operation outside any span: its SQL then makes no
+  // (non-recording) spans at all (pg's instrumentation requires a parent), which is most of
+  // what tracing costs an unsampled request. With tracing suppressed too: without a span, any
+  // other instrumentation (graphql-js's execute, on a document's first run) would start a
+  // trace of its own, sampled on its own (tested).
+  if (request && !request.isRecording()) return context.with(suppressTracing(trace.deleteSpan(parent)), run);
   return tracer.startActiveSpan(
     name ? `${type} ${name}` : type,
     { attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) } },
