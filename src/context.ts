@@ -7,7 +7,14 @@ import { Loaders } from './loaders';
 import type { RuntimeState } from './state';
 
 export type Caller =
-  | { kind: 'key'; keyId: string; communityId: string; scopes: Set<string> }
+  | {
+      kind: 'key';
+      keyId: string;
+      communityId: string;
+      scopes: Set<string>;
+      /** Its last write position as of this request's admission (read-your-writes on replicas; src/rate-limit/limiter.ts). */
+      position?: bigint;
+    }
   | { kind: 'operator' };
 
 /**

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import type { Request, Response } from 'express';
 import type { Pool } from 'pg';
-import type { Caller } from '../context';
+import { callerKey, type Caller } from '../context';
 import { isUnavailable, RETRY_AFTER_SECONDS } from '../errors/classify';
 import { RequestLimiter, StoreUnavailableError, type Verdict } from '../rate-limit/limiter';
 import { findKey } from './authenticate';
@@ -99,7 +99,8 @@ export class Gate {
       this.usage.touch(key.keyId);
       const caller: Caller = { kind: 'key', keyId: key.keyId, communityId: key.communityId, scopes: key.scopes };
       if (!charge) return { ok: true, caller };
-      const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour);
+      const verdict = await this.limiter.consume(key.keyId, key.rateLimitPerHour ?? this.config.rateLimitPerHour, callerKey(caller));
+      if (verdict.position !== undefined) caller.position = verdict.position;
       if (!verdict.allowed) {
         this.onRefused('key_budget');
         return { ok: false, code: 'RATE_LIMITED', detail: 'The API key exceeded its hourly request allowance', retryAfter: verdict.retryAfter, verdict };

@@ -246,12 +246,18 @@ export class ReadRouter {
     return firstAhead ? now - firstAhead.at : 0;
   }
 
-  /** The replica for a read of `caller` (a budget key) that must see `token`; null: the primary. */
-  async pick(caller: string | undefined, token: bigint | undefined): Promise<Replica | null> {
+  /**
+   * The replica for a read of `caller` (a budget key) that must see `token`; null: the primary.
+   * `known`: the caller's last write position as read by the statement that counted the
+   * request (src/rate-limit/limiter.ts), so no lookup of its own.
+   */
+  async pick(caller: string | undefined, token: bigint | undefined, known?: bigint): Promise<Replica | null> {
     const ready = this.replicas.filter((r) => r.up);
     if (!ready.length) return this.fallback(this.replicas.some((r) => Number.isFinite(r.lagMs)) ? 'lag' : 'down');
     let needed = token ?? 0n;
-    if (caller !== undefined) {
+    if (known !== undefined) {
+      if (known > needed) needed = known;
+    } else if (caller !== undefined) {
       try {
         const own = await this.positions.get(caller);
         if (own > needed) needed = own;
@@ -276,8 +282,8 @@ export class ReadRouter {
    * Runs a read-only request: on the picked node, and once more on the primary when it
    * failed on a replica (`failed` judges a result that is not a thrown error).
    */
-  async read<T>(caller: string | undefined, token: bigint | undefined, work: () => Promise<T>, failed: (result: T) => boolean = () => false): Promise<T> {
-    const replica = await this.pick(caller, token);
+  async read<T>(caller: string | undefined, token: bigint | undefined, work: () => Promise<T>, failed: (result: T) => boolean = () => false, known?: bigint): Promise<T> {
+    const replica = await this.pick(caller, token, known);
     if (!replica) return readRoute.run({ replica: null }, work);
     try {
       const result = await readRoute.run({ replica }, work);
@@ -292,8 +298,8 @@ export class ReadRouter {
   }
 
   /** Picks the node of the current read scope (opened by withReadScope), for callers that run the work themselves (GraphQL). */
-  async scope(caller: string | undefined, token: bigint | undefined): Promise<Replica | null> {
-    const replica = await this.pick(caller, token);
+  async scope(caller: string | undefined, token: bigint | undefined, known?: bigint): Promise<Replica | null> {
+    const replica = await this.pick(caller, token, known);
     const state = readRoute.getStore();
     if (state) state.replica = replica;
     return replica;

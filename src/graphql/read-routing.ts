@@ -23,7 +23,8 @@ export function readRouting(reads: ReadRouter | undefined): GraphQLRequestListen
           extensions: { code: KINDS.VALIDATION.graphql, errors: [{ path: ['Consistency-Token'], detail }], http: { status: KINDS.VALIDATION.status } },
         });
       }
-      if (reads && operation?.operation === 'query' && contextValue.caller) await reads.scope(callerKey(contextValue.caller), token);
+      const caller = contextValue.caller;
+      if (reads && operation?.operation === 'query' && caller) await reads.scope(callerKey(caller), token, caller.kind === 'key' ? caller.position : undefined);
     },
     async willSendResponse({ operation, response, contextValue, errors }) {
       if (!reads || operation?.operation !== 'mutation' || !contextValue.caller || errors?.length) return;

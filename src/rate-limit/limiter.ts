@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type Redis from 'ioredis';
+import { parseLsn } from '../db/replicas';
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 const HOUR = 3600;
@@ -17,6 +18,12 @@ export interface Verdict {
   /** UTC epoch seconds when the window ends. */
   reset: number;
   retryAfter: number;
+  /**
+   * With `positions` (read-your-writes on replicas, src/db/replicas.ts): the caller's last
+   * recorded write position, read by the very statement that counted this request, so a read
+   * learns it without a round trip of its own. 0n: none recorded.
+   */
+  position?: bigint;
 }
 
 export class StoreUnavailableError extends Error {}
@@ -30,7 +37,47 @@ interface Waiter {
 interface Lane {
   key: string;
   points: number;
+  /** The caller whose write position the count reads too (see `positions`). */
+  caller?: string;
   waiting: Waiter[];
+}
+
+/** The PostgreSQL store's upsert, with the caller's last write position read in the same statement. */
+interface PgInternals {
+  _getTableIdentifier(): string;
+  _query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * rate-limiter-flexible's PostgreSQL limiter, whose counting statement also reads
+ * `caller_wal_positions` when `consume` is given `{ caller }`: the library's own upsert
+ * (same SQL, same result handling) inside a CTE, plus one primary-key lookup. The read-your-writes
+ * check (src/db/replicas.ts) then costs no round trip (docs/scaling.md, "Read-your-writes").
+ */
+class PositionedPostgresLimiter extends RateLimiterPostgres {
+  _upsert(key: string, points: number, msDuration: number, forceExpire = false, options: { caller?: string } = {}) {
+    const self = this as unknown as PgInternals;
+    if (!options.caller || forceExpire) return (RateLimiterPostgres.prototype as unknown as { _upsert: (...a: unknown[]) => Promise<unknown> })._upsert.call(this, key, points, msDuration, forceExpire, options);
+    const table = self._getTableIdentifier();
+    return self._query({
+      name: 'rlflx-upsert-position',
+      text: `with counted as (
+               insert into ${table} values ($1, $2, $3)
+               on conflict (key) do update set
+                 points = case when ${table}.expire <= $4 then $2 else ${table}.points + ($2) end,
+                 expire = case when ${table}.expire <= $4 then $3 else ${table}.expire end
+               returning points, expire)
+             select points, expire, (select lsn::text from caller_wal_positions where caller = $5) as lsn from counted`,
+      values: [key, points, msDuration > 0 ? Date.now() + msDuration : null, Date.now(), options.caller],
+    });
+  }
+
+  _getRateLimiterRes(rlKey: string, changedPoints: number, result: { rows: { lsn?: string | null }[] }): RateLimiterRes {
+    const res = (RateLimiterPostgres.prototype as unknown as { _getRateLimiterRes: (...a: unknown[]) => RateLimiterRes })._getRateLimiterRes.call(this, rlKey, changedPoints, result);
+    const row = result.rows[0];
+    if (row && 'lsn' in row) (res as RateLimiterRes & { position?: bigint }).position = row.lsn ? parseLsn(row.lsn) : 0n;
+    return res;
+  }
 }
 
 /**
@@ -56,13 +103,18 @@ export class RequestLimiter {
     private readonly stores: Stores,
     private readonly keyPrefix: string,
     private readonly duration = HOUR,
+    /**
+     * Read-your-writes on replicas with the PostgreSQL position store: each count also reads the
+     * caller's last write position (Verdict.position). Not with Redis, where positions live in Redis.
+     */
+    private readonly positions = false,
   ) {}
 
   private limiter(points: number): RateLimiterAbstract {
     let limiter = this.byPoints.get(points);
     if (!limiter) {
       const common = { points, duration: this.duration, keyPrefix: this.keyPrefix };
-      const pg = new RateLimiterPostgres({
+      const pg = new (this.positions ? PositionedPostgresLimiter : RateLimiterPostgres)({
         ...common,
         storeClient: this.stores.pg,
         storeType: 'pool',
@@ -78,8 +130,11 @@ export class RequestLimiter {
     return limiter;
   }
 
-  /** Counts one request of `key`, whose allowance is `points` per window. */
-  consume(key: string, points: number): Promise<Verdict> {
+  /**
+   * Counts one request of `key`, whose allowance is `points` per window; with `positions`, the
+   * verdict carries `caller`'s last write position.
+   */
+  consume(key: string, points: number, caller?: string): Promise<Verdict> {
     return new Promise<Verdict>((resolve, reject) => {
       const id = `${points} ${key}`;
       const lane = this.lanes.get(id);
@@ -87,7 +142,7 @@ export class RequestLimiter {
         lane.waiting.push({ resolve, reject });
         return;
       }
-      const fresh: Lane = { key, points, waiting: [] };
+      const fresh: Lane = { key, points, caller: this.positions && !this.stores.redis ? caller : undefined, waiting: [] };
       this.lanes.set(id, fresh);
       void this.run(id, fresh, [{ resolve, reject }]);
     });
@@ -104,7 +159,7 @@ export class RequestLimiter {
       let res: RateLimiterRes | undefined;
       let failure: StoreUnavailableError | undefined;
       try {
-        res = await this.limiter(lane.points).consume(lane.key, n);
+        res = await this.limiter(lane.points).consume(lane.key, n, lane.caller ? { caller: lane.caller } : {});
       } catch (err) {
         // A RateLimiterRes: over the allowance for some or all of the batch; the counter moved all the same.
         if (err instanceof RateLimiterRes) res = err;
@@ -116,7 +171,8 @@ export class RequestLimiter {
       if (res) {
         const now = Date.now();
         const first = res.consumedPoints - n + 1;
-        for (let i = 0; i < n; i++) batch[i].resolve(verdict(lane.points, first + i, res.msBeforeNext, now));
+        const position = (res as RateLimiterRes & { position?: bigint }).position;
+        for (let i = 0; i < n; i++) batch[i].resolve({ ...verdict(lane.points, first + i, res.msBeforeNext, now), ...(position !== undefined ? { position } : {}) });
       } else {
         for (const w of batch) w.reject(failure);
       }

@@ -283,7 +283,8 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         return problemAnswer(res)(problem(400, detail, [{ pointer: '#/header/Consistency-Token', detail }]));
       }
       if (!reads) return answer(req, res, deps.em);
-      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500);
+      const who = res.locals.caller as Caller;
+      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500, who.kind === 'key' ? who.position : undefined);
     };
 
     /** A successful write's answer with the write's position (read-your-writes, on every instance). */

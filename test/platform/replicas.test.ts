@@ -285,6 +285,52 @@ describe('in process: the transaction layer and the Redis position store', () =>
   }, 60_000);
 });
 
+describe('in process: the PostgreSQL position store', () => {
+  it("a key's read learns its last write position from the statement that counted it: no lookup of its own, and still fresh", async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, DATABASE_REPLICA_URLS: db.standbyUrl });
+    const runtime = await startRuntime(config, db.primaryUrl, { migrate: false });
+    const standby = new Client({ connectionString: db.standbyUrl });
+    await standby.connect();
+    try {
+      const reads = runtime.state.get(READ_ROUTER);
+      // What the router's own connection to the primary runs (position lookups and records).
+      const routerPool = (reads as unknown as { primary: { query: (...a: unknown[]) => unknown } }).primary;
+      const lookups: string[] = [];
+      const original = routerPool.query;
+      routerPool.query = function (this: unknown, ...args: unknown[]) {
+        const q = args[0] as { name?: string } | string;
+        if (typeof q === 'object' && q.name === 'rp_get') lookups.push(q.name);
+        return original.apply(this, args);
+      };
+      const http = request(runtime.app);
+      const admin = (query: string, variables?: object) => http.post('/graphql').set('authorization', `Bearer ${ADMIN}`).send({ query, variables });
+      const cid = (await admin('mutation { createCommunity(input: { name: "PG positions" }) { id } }')).body.data.createCommunity.id;
+      const newKey = async () =>
+        (await admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', { i: { communityId: cid } })).body.data.createApiKey.key as string;
+      const [writer, reader] = [await newKey(), await newKey()];
+      const shown = await http.post('/api/v1/groups').set('x-api-key', writer).send({ name: 'Before' });
+      expect(shown.status).toBe(201);
+      await sleep(3000); // the lagging replica has it
+      await standby.query('select pg_wal_replay_pause()');
+      const created = await http.post('/api/v1/groups').set('x-api-key', writer).send({ name: 'Fresh' });
+      expect(created.status).toBe(201);
+      // The writer's reads see its write (the primary answers: the replica's replay is paused), over REST and GraphQL.
+      expect((await http.get(`/api/v1/groups/${created.body.id}`).set('x-api-key', writer)).status).toBe(200);
+      const q = await http.post('/graphql').set('x-api-key', writer).send({ query: `{ group(ref: { id: "${created.body.id}" }) { name } }` });
+      expect(q.body.data.group.name).toBe('Fresh');
+      // A key that wrote nothing reads from the replica, which has not replayed the group yet.
+      expect((await http.get(`/api/v1/groups/${created.body.id}`).set('x-api-key', reader)).status).toBe(404);
+      expect((await http.get(`/api/v1/groups/${shown.body.id}`).set('x-api-key', reader)).status).toBe(200);
+      expect(lookups).toEqual([]);
+      routerPool.query = original;
+    } finally {
+      await standby.query('select pg_wal_replay_resume()');
+      await standby.end();
+      await runtime.close();
+    }
+  }, 60_000);
+});
+
 describe('in process: lag', () => {
   it('a replica further behind than REPLICA_MAX_LAG_MS stops receiving reads within a second, and gets them back once it catches up', async () => {
     const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, DATABASE_REPLICA_URLS: db.standbyUrl, REPLICA_MAX_LAG_MS: '1000' });
