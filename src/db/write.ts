@@ -39,15 +39,16 @@ export async function insertRecords<T extends TenantRecord>(
 }
 
 /**
- * A statement of a write with its values bound as parameters, inside em's transaction (prepared.ts:
- * the same connection, SQL counts and exceptions as `em.execute`). `em.execute` inlines each
- * value into the SQL text, escaping it character by character in JavaScript (pg's
- * escapeLiteral): for the JSON of an import batch or a bulk and the 10,000 ids of a reorder
- * that was 3% of the service's CPU during an import, and PostgreSQL then scanned the literal.
- * Outside a transaction it is `em.execute` (a statement on its own may be routed to a replica).
+ * A statement of a write with its values bound as parameters, a named statement (prepared.ts:
+ * em's transaction's connection, or outside one the primary's; SQL counts and exceptions as
+ * `em.execute`). `em.execute` inlines each value into the SQL text, escaping it character by
+ * character in JavaScript (pg's escapeLiteral): for the JSON of an import batch or a bulk and
+ * the 10,000 ids of a reorder that was 3% of the service's CPU during an import, and
+ * PostgreSQL then scanned the literal. And a text new at every call is parsed and planned at
+ * every call, row-level security's policies included: a single create outside a transaction
+ * (POST /groups) paid that on each request (docs/performance.md, "Row-level security").
  */
 export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<R[]> {
-  if (!em.getTransactionContext()) return em.execute<R[]>(sql, params);
   return (await preparedRows(em, sql, params)) as unknown as R[];
 }
 
