@@ -6,7 +6,10 @@ import { startServer, type Server } from './proc';
 /**
  * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): three
  * service processes over the same database, measured in the same rounds, interleaved with
- * the order rotated per round:
+ * the order rotated per round. Fresh processes for each fork (`forks` x `rounds` rounds): two
+ * processes of the very same configuration differed by 8-15% of CPU per response for the whole
+ * of their life (JIT and heap layout), as much as the goals themselves, so one process per
+ * arm measured the processes, not the arms. The arms:
  * - off: METRICS_ENABLED=false, no OTEL_* (the SDK is not loaded);
  * - metrics: Prometheus metrics on (the default), scraped every second as Prometheus would;
  * - tracing: metrics on, and OpenTelemetry exporting OTLP/HTTP (protobuf, the SDK's default) to
@@ -33,6 +36,8 @@ export interface ObservabilityArm {
 
 export interface ObservabilityReport {
   path: string;
+  forks: number;
+  /** Rounds per fork. */
   rounds: number;
   seconds: number;
   warmSeconds: number;
@@ -48,6 +53,7 @@ export interface ObservabilityOptions {
   node: string;
   logDir: string;
   key: string;
+  forks: number;
   rounds: number;
   seconds: number;
   warmSeconds: number;
@@ -84,29 +90,39 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       },
     },
   ];
-  const servers: Server[] = [];
+  const req = { method: 'GET', path: '/api/v1/groups?limit=20', headers: { 'x-api-key': o.key } };
+  const shots = arms.map(() => [] as Awaited<ReturnType<typeof shoot>>[]);
+  const servers: (Server | undefined)[] = [];
   const scrapes: NodeJS.Timeout[] = [];
+  const stopAll = async () => {
+    for (const t of scrapes.splice(0)) clearInterval(t);
+    for (const s of servers.splice(0)) await s?.stop().catch(() => undefined);
+  };
   try {
-    for (const arm of arms) {
-      const env = { ...o.env, ...arm.env };
-      servers.push(await startServer(`obs-${arm.id}`, o.args, env, `${o.logDir}/obs-${arm.id}.log`, o.node));
-    }
-    // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
-    for (const [i, arm] of arms.entries()) {
-      if (arm.id !== 'off') scrapes.push(setInterval(() => void fetch(`${servers[i].url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
-    }
-    const req = { method: 'GET', path: '/api/v1/groups?limit=20', headers: { 'x-api-key': o.key } };
-    for (const server of servers) await shoot(server, req, { connections: o.connections, seconds: o.warmSeconds });
-    const shots = arms.map(() => [] as Awaited<ReturnType<typeof shoot>>[]);
-    for (let round = 0; round < o.rounds; round++) {
+    for (let fork = 0; fork < o.forks; fork++) {
+      // Started, warmed and first measured in an order rotated per fork.
       for (let k = 0; k < arms.length; k++) {
-        const i = (k + round) % arms.length;
-        shots[i].push(await shoot(servers[i], req, { connections: o.connections, seconds: o.seconds }));
+        const i = (k + fork) % arms.length;
+        servers[i] = await startServer(`obs-${arms[i].id}`, o.args, { ...o.env, ...arms[i].env }, `${o.logDir}/obs-${arms[i].id}-${fork}.log`, o.node);
       }
-      o.log(`observability round ${round + 1}: ${arms.map((a, i) => `${a.id} ${Math.round(shots[i][round].rps)}/s ${shots[i][round].cpuMs.toFixed(3)} ms CPU`).join(', ')}`);
+      // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
+      for (const [i, arm] of arms.entries()) {
+        if (arm.id !== 'off') scrapes.push(setInterval(() => void fetch(`${servers[i]!.url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
+      }
+      for (let k = 0; k < arms.length; k++) await shoot(servers[(k + fork) % arms.length]!, req, { connections: o.connections, seconds: o.warmSeconds });
+      for (let round = 0; round < o.rounds; round++) {
+        const n = fork * o.rounds + round;
+        for (let k = 0; k < arms.length; k++) {
+          const i = (k + n) % arms.length;
+          shots[i].push(await shoot(servers[i]!, req, { connections: o.connections, seconds: o.seconds }));
+        }
+        o.log(`observability fork ${fork + 1} round ${round + 1}: ${arms.map((a, i) => `${a.id} ${Math.round(shots[i][n].rps)}/s ${shots[i][n].cpuMs.toFixed(3)} ms CPU`).join(', ')}`);
+      }
+      await stopAll();
     }
     return {
       path: req.path,
+      forks: o.forks,
       rounds: o.rounds,
       seconds: o.seconds,
       warmSeconds: o.warmSeconds,
@@ -125,8 +141,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       })),
     };
   } finally {
-    for (const t of scrapes) clearInterval(t);
-    for (const s of servers) await s.stop().catch(() => undefined);
+    await stopAll();
     await new Promise((r) => sink.close(r));
   }
 }
@@ -144,8 +159,8 @@ export function renderObservability(r: ObservabilityReport | undefined): string[
   return [
     '## Metrics and tracing overhead',
     '',
-    `\`GET ${r.path}\`, three service processes over the same database, each warmed for ${r.warmSeconds} s, then ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
-      'interleaved with the order rotated per round (`bench/observability.ts`). Ratio: median of the per-round ratios to the arm with both off.',
+    `\`GET ${r.path}\`, three service processes over the same database, started fresh ${r.forks} times (forks); each fork's processes warmed for ${r.warmSeconds} s, then ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
+      'interleaved with the order rotated per round (`bench/observability.ts`; processes of one configuration differ by up to 15% for their whole life, hence the forks). Ratio: median of the per-round ratios to the arm with both off.',
     '',
     '| Arm | 2xx/s (median) | p50 ms | p99 ms | 2xx/s vs off | CPU ms / 2xx | throughput by CPU vs off | Cost |',
     '|---|---|---|---|---|---|---|---|',

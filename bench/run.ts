@@ -280,11 +280,12 @@ async function main() {
         node: serviceNode,
         logDir: OUT,
         key,
-        rounds: env('BENCH_OBS_ROUNDS', Math.max(settings.rounds, 5)),
+        forks: env('BENCH_OBS_FORKS', 5),
+        rounds: env('BENCH_OBS_ROUNDS', 2),
         seconds: settings.seconds,
-        // Three fresh processes: a second of warm-up left them compiling through the rounds (each
+        // Fresh processes: a second of warm-up left them compiling through the rounds (each
         // round faster than the last, tracing's share falling from 39% to 8% in one run).
-        warmSeconds: env('BENCH_OBS_WARM_SECONDS', 10),
+        warmSeconds: env('BENCH_OBS_WARM_SECONDS', 8),
         connections: settings.connections,
         log,
       });
