@@ -50,8 +50,8 @@ function seedSql(members: number): string {
   select md5('n' || m.external_id)::uuid, '${NEIGHBOUR}', m.external_id, m.first_name, m.last_name, m.email_address, m.created_at, m.modified_at
     from members m
    where m.community_id = '${SEARCH_COMMUNITY}' and m.created_at < timestamptz '2026-01-01' + 10001 * interval '1 second';
-  insert into member_field_values (community_id, member_id, field_id, value)
-  select m.community_id, m.id, f.id, case when f.id = '${CITY}' then 'City ' || (abs(hashtext(m.id::text)) % 100) else 'Dept ' || (abs(hashtext(m.external_id)) % 20) end
+  insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
+  select m.community_id, m.id, f.id, case when f.id = '${CITY}' then 'City ' || (abs(hashtext(m.id::text)) % 100) else 'Dept ' || (abs(hashtext(m.external_id)) % 20) end, m.created_at
     from members m join additional_fields f on f.community_id = m.community_id
    where m.community_id = '${SEARCH_COMMUNITY}';
   alter table members enable trigger user;

@@ -56,8 +56,8 @@ export async function seed(url: string): Promise<Seeded> {
     );
     // Every member has a value for every field: 200,000 rows.
     await db.query(
-      `insert into member_field_values (community_id, member_id, field_id, value)
-       select m.community_id, m.id, f.id, 'value ' || f.order_number || ' of ' || m.external_id
+      `insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
+       select m.community_id, m.id, f.id, 'value ' || f.order_number || ' of ' || m.external_id, m.created_at
          from members m cross join additional_fields f where m.community_id = $1 and f.community_id = $1`,
       [cid],
     );

@@ -66,7 +66,20 @@ export interface LeanFilter extends SqlPart {
   walk?: { rows: number; many?: SqlPart; grows?: boolean };
   /** Matches one row at most (a unique key): as a page's first filter, the page is never walked. */
   unique?: boolean;
+  /**
+   * The filter's matches in the default page order (createdAt, then id, ascending): a
+   * statement whose rows are the matches' `id` and `created_at`, ordered by both, from an
+   * index that holds that order. As the page's first filter the page reads them in that
+   * order, reads each row by id, tests the other filters, and stops at its last row: as many
+   * index entries as the page takes rows (plus those the other filters drop), whatever the
+   * number of matches.
+   */
+  ordered?: SqlPart;
 }
+
+/** True when a page is in the default order, createdAt then id ascending (what `ordered` serves). */
+const inCreationOrder = (orderBy: PageWindow['orderBy']): boolean =>
+  orderBy.length === 2 && orderBy[0].createdAt === 'asc' && orderBy[1].id === 'asc';
 
 const testOf = (c: LeanFilter): SqlPart => c.test ?? c;
 
@@ -209,9 +222,25 @@ export function pageStatement(
     `select ${shape.select} from (select ${column('id')} as "id" from ${from} order by ${order.join(', ')} limit ? offset ?) k
       join ${shape.table} on ${column('id')} = k."id" order by ${order.join(', ')}`;
   const pageOf = (from: string) => (source ? keysFirst(from) : `select ${shape.select} from ${from} order by ${order.join(', ')} limit ? offset ?`);
+  // The page's own conditions, without the filters: equality on `where`, and modifiedSince.
+  const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
+  const baseParams: unknown[] = Object.values(where);
+  if (window.modifiedSince) {
+    base.push(`${column('modifiedAt')} >= ?`);
+    baseParams.push(window.modifiedSince);
+  }
   let page: string;
   let pageParams: unknown[];
-  if (!walked && skip >= KEYS_FIRST_SKIP && !source) {
+  if (driver?.ordered && !driver.unique && inCreationOrder(orderBy)) {
+    // The matches in page order (driver.ordered), each row read by id and tested; OFFSET 0 keeps
+    // the lateral subquery a per-row lookup, so the index's order is the page's and LIMIT stops it.
+    const tests = tested.map(testOf);
+    page = `select ${shape.select} from (${driver.ordered.sql}) o
+      cross join lateral (select t.*, t.xmin from ${shape.table}
+        where ${[`${column('id')} = o."id"`, ...base, ...tests.map((c) => `(${c.sql})`)].join(' and ')} offset 0) t
+      order by o."created_at", o."id" limit ? offset ?`;
+    pageParams = [...driver.ordered.params, ...baseParams, ...tests.flatMap((c) => c.params), limit + 1, skip];
+  } else if (!walked && skip >= KEYS_FIRST_SKIP && !source) {
     page = keysFirst(rows);
     pageParams = [...params, limit + 1, skip];
   } else if (!walked) {
@@ -229,12 +258,6 @@ export function pageStatement(
      * every filter with `many` matches at least as many rows as it walks; if one matches fewer,
      * the walk is skipped: finding its few matches costs less than testing the rows.
      */
-    const base = Object.keys(where).map((prop) => `${column(prop)} = ?`);
-    const baseParams: unknown[] = Object.values(where);
-    if (window.modifiedSince) {
-      base.push(`${column('modifiedAt')} >= ?`);
-      baseParams.push(window.modifiedSince);
-    }
     const tests = conditions.map(testOf);
     const many = walks.filter((w) => w.many).map((w) => w.many!);
     const orderBy = order.join(', ');

@@ -126,7 +126,7 @@ describe('tenant keys in the catalog', () => {
     await expect(membership(b.c, a.g, b.m)).rejects.toMatchObject({ code: '23503' });
     await membership(a.c, a.g, a.m);
     const value = (community: string, member: string, field: string) =>
-      db.query(`insert into member_field_values (community_id, member_id, field_id, value) values ($1, $2, $3, 'x')`, [community, member, field]);
+      db.query(`insert into member_field_values (community_id, member_id, field_id, value, member_created_at) values ($1, $2, $3, 'x', now())`, [community, member, field]);
     await expect(value(a.c, a.m, b.f)).rejects.toMatchObject({ code: '23503' });
     await value(a.c, a.m, a.f);
   });

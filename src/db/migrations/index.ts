@@ -10,6 +10,7 @@ import { Migration20261125070000_search_under_row_security } from './Migration20
 import { Migration20261125080000_field_value_digest } from './Migration20261125080000_field_value_digest';
 import { Migration20261125090000_search_rows } from './Migration20261125090000_search_rows';
 import { Migration20261125100000_member_text_index } from './Migration20261125100000_member_text_index';
+import { Migration20261125110000_field_value_order } from './Migration20261125110000_field_value_order';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -28,4 +29,5 @@ export const migrationsList = [
   { name: 'Migration20261125080000_field_value_digest', class: Migration20261125080000_field_value_digest },
   { name: 'Migration20261125090000_search_rows', class: Migration20261125090000_search_rows },
   { name: 'Migration20261125100000_member_text_index', class: Migration20261125100000_member_text_index },
+  { name: 'Migration20261125110000_field_value_order', class: Migration20261125110000_field_value_order },
 ];

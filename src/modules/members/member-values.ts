@@ -44,8 +44,8 @@ export async function writeValues(em: EntityManager, memberId: string, entries: 
   if (set.length) {
     const rows = await em.execute(
       // community_id: the member's (the composite keys refuse a field of another community).
-      `insert into member_field_values (community_id, member_id, field_id, value)
-       select m.community_id, m.id, v.id, v.value from members m, jsonb_to_recordset(?::jsonb) as v(id uuid, value text) where m.id = ?
+      `insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
+       select m.community_id, m.id, v.id, v.value, m.created_at from members m, jsonb_to_recordset(?::jsonb) as v(id uuid, value text) where m.id = ?
        on conflict (member_id, field_id) do update set value = excluded.value
          where member_field_values.value is distinct from excluded.value
        returning field_id`,

@@ -44,4 +44,11 @@ export class MemberFieldValue {
   @Field({ description: 'At most 2048 characters.' })
   @Property({ type: 'text' })
   value!: string;
+
+  /**
+   * The member's createdAt, copied when the value is written (it never changes): the field
+   * filter's index holds the members' page order (Migration20261125110000). Not in the API.
+   */
+  @Property({ type: 'timestamptz', length: 3 })
+  memberCreatedAt!: Date;
 }

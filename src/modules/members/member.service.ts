@@ -72,11 +72,18 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     });
   }
   for (const f of fields) {
-    // member_field_values_field_digest_idx: (field_id, value_md5) include (member_id, community_id);
+    // member_field_values_field_order_idx: (field_id, value_md5, member_created_at, member_id) include (community_id);
     // the stored digest is compared with `=` (leakproof: the index serves the service role), the value itself decides.
     // Per row: the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
     const field = isId(f.id) ? f.id : null;
     filters.push({
+      // In the default order: the matches straight from the index, in the page's order.
+      ordered: {
+        sql: `select v.member_id as "id", v.member_created_at as "created_at" from member_field_values v
+               where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ? and v.community_id = ?
+               order by v.member_created_at, v.member_id`,
+        params: [field, f.value, f.value, communityId],
+      },
       sql: 't."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ?)',
       params: [field, f.value, f.value],
       test: {
@@ -172,7 +179,7 @@ export class MemberService {
       const values = items.flatMap((item, i) =>
         (item.additionalFields ?? [])
           .filter((e) => e.value != null)
-          .map((e) => ({ communityId, memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value! })),
+          .map((e) => ({ communityId, memberId: members[i].id, fieldId: e.id.toLowerCase(), value: e.value!, memberCreatedAt: members[i].createdAt })),
       );
       if (values.length) await em.insertMany(MemberFieldValue, values);
       return members;
