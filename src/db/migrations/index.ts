@@ -11,6 +11,7 @@ import { Migration20261125080000_field_value_digest } from './Migration202611250
 import { Migration20261125090000_search_rows } from './Migration20261125090000_search_rows';
 import { Migration20261125100000_member_text_index } from './Migration20261125100000_member_text_index';
 import { Migration20261125110000_field_value_order } from './Migration20261125110000_field_value_order';
+import { Migration20261125120000_member_text_one_test } from './Migration20261125120000_member_text_one_test';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -30,4 +31,5 @@ export const migrationsList = [
   { name: 'Migration20261125090000_search_rows', class: Migration20261125090000_search_rows },
   { name: 'Migration20261125100000_member_text_index', class: Migration20261125100000_member_text_index },
   { name: 'Migration20261125110000_field_value_order', class: Migration20261125110000_field_value_order },
+  { name: 'Migration20261125120000_member_text_one_test', class: Migration20261125120000_member_text_one_test },
 ];

@@ -78,6 +78,12 @@ describe('GET /members?q=', () => {
     expect(names(await list('q=navy.example'))).toEqual(['grace-2']); // emailAddress
     expect(names(await list('q=alan-3'))).toEqual(['alan-3']); // externalId
     expect(names(await list('q=zzzz'))).toEqual([]);
+    // Never across two other columns (the index's joined text has them side by side).
+    expect(names(await list(`q=${encodeURIComponent('lovelace ada.')}`))).toEqual([]); // lastName, emailAddress
+    expect(names(await list(`q=${encodeURIComponent('org ada-1')}`))).toEqual([]); // emailAddress, externalId
+    // A page the first rows fill (tested in-row) and one the search fills agree.
+    expect(names(await list('q=ADA&limit=1'))).toEqual(['ada-1']);
+    expect(names(await list('q=ADA&limit=1&skip=1'))).toEqual(['x-5']);
   });
 
   it('is trimmed, and treats % and _ literally', async () => {
