@@ -67,11 +67,12 @@ export interface LeanFilter extends SqlPart {
   /** Matches one row at most (a unique key): as a page's first filter, the page is never walked. */
   unique?: boolean;
   /**
-   * The filter's matches in the default page order (createdAt, then id, ascending): a
-   * statement whose rows are the matches' `id` and `created_at`, ordered by both, from an
-   * index that holds that order. As the page's first filter the page reads them in that
-   * order, reads each row by id, tests the other filters, and stops at its last row: as many
-   * index entries as the page takes rows (plus those the other filters drop), whatever the
+   * The filter's candidates in the default page order (createdAt, then id, ascending): a
+   * statement whose rows are `id` and `created_at`, ordered by both, from an index that holds
+   * that order; a superset of the matches is fine (e.g. by a digest), as each row is then
+   * tested. As the page's first filter the page reads them in that order, reads each row by
+   * id, tests it with every filter's test (its own included), and stops at its last row: as
+   * many index entries as the page takes rows (plus those the tests drop), whatever the
    * number of matches.
    */
   ordered?: SqlPart;
@@ -232,9 +233,9 @@ export function pageStatement(
   let page: string;
   let pageParams: unknown[];
   if (driver?.ordered && !driver.unique && inCreationOrder(orderBy)) {
-    // The matches in page order (driver.ordered), each row read by id and tested; OFFSET 0 keeps
+    // The candidates in page order (driver.ordered), each row read by id and tested; OFFSET 0 keeps
     // the lateral subquery a per-row lookup, so the index's order is the page's and LIMIT stops it.
-    const tests = tested.map(testOf);
+    const tests = conditions.map(testOf);
     page = `select ${shape.select} from (${driver.ordered.sql}) o
       cross join lateral (select t.*, t.xmin from ${shape.table}
         where ${[`${column('id')} = o."id"`, ...base, ...tests.map((c) => `(${c.sql})`)].join(' and ')} offset 0) t

@@ -81,12 +81,15 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     // Per row: the member's own value through the primary key; OFFSET 0 keeps it a per-row test.
     const field = isId(f.id) ? f.id : null;
     filters.push({
-      // In the default order: the matches straight from the index, in the page's order.
+      // In the default order: the digest's entries straight from the index (index-only), in the
+      // page's order; the test below then checks each row's value itself. Not `v.value = ?` here:
+      // PostgreSQL multiplies the two conditions' selectivities, expects a handful of rows, and
+      // then may read and sort every match instead of stopping at the page's last one.
       ordered: {
         sql: `select v.member_id as "id", v.member_created_at as "created_at" from member_field_values v
-               where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ? and v.community_id = ?
+               where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.community_id = ?
                order by v.member_created_at, v.member_id`,
-        params: [field, f.value, f.value, communityId],
+        params: [field, f.value, communityId],
       },
       sql: 't."id" in (select v.member_id from member_field_values v where v.field_id = ?::uuid and v.value_md5 = md5(?) and v.value = ?)',
       params: [field, f.value, f.value],
