@@ -61,7 +61,8 @@ const NO_HEADERS = new HeaderMap();
  * is kept for the gateway's `executor`, which Apollo Server calls next and which hands it over
  * unchanged, so every error is presented by Apollo Server as before (codes, BAD_USER_INPUT
  * for variables, status 400). A request whose operation Apollo Server did not resolve (an
- * `operationName` the document does not define) is executed by the executor alone.
+ * `operationName` the document does not define) is executed by the executor alone, on
+ * graphql-js, which reports it.
  */
 export function jitExecution(schema: GraphQLSchema, max = COMPILED_DOCUMENTS) {
   // A document's first run is graphql-js's; it is compiled when it comes again. Compiling costs
@@ -79,7 +80,8 @@ export function jitExecution(schema: GraphQLSchema, max = COMPILED_DOCUMENTS) {
     contextValue: unknown,
     variables: Record<string, unknown> | undefined,
   ): Promise<ExecutionResult> => {
-    const key = `${queryHash}\u0000${operationName ?? ''}`;
+    // No name (the document's only operation) and a name are kept apart: "" is no name of GraphQL's.
+    const key = operationName === undefined ? queryHash : `${queryHash}\u0000${operationName}`;
     let runDocument = compiled.get(key);
     if (runDocument === undefined) {
       compiled.set(key, 'seen');
@@ -105,12 +107,19 @@ export function jitExecution(schema: GraphQLSchema, max = COMPILED_DOCUMENTS) {
   const executor: GatewayExecutor = async (request: GatewayRequest) => {
     let result = ran.get(request.context);
     if (result) ran.delete(request.context);
-    else {
-      // The resolved operation's name; when Apollo resolved none (an operationName the document
-      // does not define), the requested one, so execution reports "Unknown operation" (a 400)
-      // instead of running the document's only operation.
-      const operationName = (request.operation ? request.operationName : request.request.operationName) ?? undefined;
-      result = await run(request.queryHash, request.document, request.operation?.operation, operationName, request.context, request.request.variables);
+    else if (!request.operation) {
+      // Apollo Server resolved no operation (an operationName the document does not define, ""
+      // included): graphql-js reports "Unknown operation" (a 400). Never a compiled document:
+      // graphql-jit takes a "" name for none and would run the document's only operation.
+      result = await execute({
+        schema,
+        document: request.document,
+        contextValue: request.context,
+        variableValues: request.request.variables,
+        operationName: request.request.operationName ?? undefined,
+      });
+    } else {
+      result = await run(request.queryHash, request.document, request.operation.operation, request.operationName ?? undefined, request.context, request.request.variables);
     }
     // graphql-jit leaves `extensions` undefined on a resolver's error; Apollo Server reads
     // `extensions.code` of every error (graphql-js always sets an object).

@@ -27,7 +27,7 @@ export interface Tenant {
 export async function startTestApp(env: Record<string, string> = {}, opts: Pick<RuntimeOptions, 'worker'> = {}): Promise<TestApp> {
   // Failed-key attempts are counted per address across the whole run; tests that need the
   // limit set it themselves (with their own forwarded address).
-  const config = loadConfig({ LOG_LEVEL: 'silent', ADMIN_TOKEN, AUTH_FAILURES_PER_WINDOW: '1000000', ...env });
+  const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent', ADMIN_TOKEN, AUTH_FAILURES_PER_WINDOW: '1000000', ...env });
   const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false, worker: opts.worker });
   // Every /api/v1 response of every test is checked against the OpenAPI document.
   const http = withContract(request(runtime.app));

@@ -175,6 +175,23 @@ describe('GraphQL documents of unexpected shapes', () => {
     }
   });
 
+  it('an operationName of "" (or any) once the document\'s only operation is compiled: 400, and the mutation does not run', async () => {
+    // Found by the model fuzz (seed 988332751): sent twice without a name, the document was compiled
+    // under the key a "" name shared, so `operationName: ""` ran the mutation and Apollo Server answered 500.
+    const MAKE = 'mutation ($name: String!) { createGroup(input: { name: $name }) { name } }';
+    for (let i = 0; i < 3; i++) expect((await send('POST', '/graphql', { query: MAKE, variables: { name: `Only ${i}` } })).status).toBe(200);
+    const size = async () => (await send('POST', '/graphql', { query: '{ groups(limit: 1) { size } }' })).body.data.groups.size as number;
+    const before = await size();
+    for (const operationName of ['', ' ', 'Make']) {
+      for (let i = 0; i < 3; i++) {
+        const res = await send('POST', '/graphql', { query: MAKE, operationName, variables: { name: 'Never' } });
+        expect(res.status, `${JSON.stringify(operationName)}: ${res.text}`).toBe(400);
+        expect(res.body.errors[0].extensions.code).toBe('OPERATION_RESOLUTION_FAILURE');
+      }
+    }
+    expect(await size()).toBe(before);
+  });
+
   it('a persisted-query hash that does not match its document: 400 BAD_REQUEST, not INTERNAL_SERVER_ERROR', async () => {
     const res = await send('POST', '/graphql', { query: '{ groups { size } }', extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } });
     expect(res.status, res.text).toBe(400);
