@@ -17,7 +17,7 @@ import { ADMIN_TOKEN } from './sql';
  * saturation from a service on the primary alone and from a service with one streaming
  * replica, both over the same primary, in alternating rounds of the same run: throughput and
  * the primary's CPU per read (and the replica's). Then the cost of the read-your-writes check
- * per read, timed in process (timeFoldedCheck, timeCheck), against the median of the same read
+ * per read, timed in process (timeCheck), against the median of the same read
  * one at a time.
  */
 export interface ReplicaBench {
@@ -114,7 +114,7 @@ export async function timeReplicas(
     const readMs = median(single);
 
     // The check alone, in process, with each store: what `pick` adds to every read of a key.
-    const checkUs: ReplicaBench['checkUs'] = { postgresql: await timeFoldedCheck(db.primaryUrl, db.standbyUrl) };
+    const checkUs: ReplicaBench['checkUs'] = { postgresql: await timeCheck(db.primaryUrl, db.standbyUrl) };
     if (opts.redisUrl) {
       const { default: Redis } = await import('ioredis');
       const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1 });
@@ -143,43 +143,21 @@ export async function timeReplicas(
 }
 
 /**
- * The check with Redis: `pick` looks the caller's position up in Redis, then compares it with
- * the polled replay positions; median of 1,800 in process.
+ * The check per read: the caller's position comes with the count of the request
+ * (src/rate-limit/limiter.ts: read by the counting statement itself with PostgreSQL, by a GET
+ * sent alongside the count with Redis), and `pick` compares it in memory. Its cost is that
+ * count with the position minus the same count without it, plus the pick: the median of 1,800
+ * such pairs, run alternately in process.
  */
-async function timeCheck(primaryUrl: string, standbyUrl: string, redis: import('ioredis').default): Promise<number> {
+async function timeCheck(primaryUrl: string, standbyUrl: string, redis?: import('ioredis').default): Promise<number> {
   const orm = await openOrm(primaryUrl, 2, false, undefined, [standbyUrl]);
   const router = new ReadRouter(orm, primaryUrl, [standbyUrl], { maxLagMs: 5000, logger: createLogger('silent'), redis });
-  try {
-    await router.start();
-    await router.recordWrite('key:bench');
-    const times: number[] = [];
-    for (let i = 0; i < 2000; i++) {
-      const t = performance.now();
-      await router.pick('key:bench', undefined);
-      times.push((performance.now() - t) * 1000);
-    }
-    return median(times.slice(200));
-  } finally {
-    await router.close();
-    await orm.close(true);
-  }
-}
-
-/**
- * The check with the PostgreSQL store: the statement that counts the request also reads the
- * caller's position (src/rate-limit/limiter.ts), and `pick` compares it in memory. Its cost is
- * that count with the position minus the same count without it, plus the pick: the median of
- * 1,800 such pairs, run alternately in process.
- */
-async function timeFoldedCheck(primaryUrl: string, standbyUrl: string): Promise<number> {
-  const orm = await openOrm(primaryUrl, 2, false, undefined, [standbyUrl]);
-  const router = new ReadRouter(orm, primaryUrl, [standbyUrl], { maxLagMs: 5000, logger: createLogger('silent') });
   const pool = new Pool({ connectionString: primaryUrl, max: 1 });
   try {
     await router.start();
     await router.recordWrite('key:bench');
-    const plain = new RequestLimiter({ pg: pool }, 'bench-plain');
-    const positioned = new RequestLimiter({ pg: pool }, 'bench-positioned', undefined, true);
+    const plain = new RequestLimiter({ pg: pool, redis }, 'bench-plain');
+    const positioned = new RequestLimiter({ pg: pool, redis }, 'bench-positioned', undefined, true);
     const added: number[] = [];
     for (let i = 0; i < 2000; i++) {
       let t = performance.now();

@@ -317,7 +317,7 @@ export function replicasSection(r: ReplicaBench | undefined): string[] {
     ),
     '',
     '- What stays on the primary per read: the gate\'s rate-limit upsert (in PostgreSQL unless REDIS_URL is set; with the PostgreSQL position store it also reads the caller\'s last write position) and a key lookup every KEY_CACHE_TTL_MS; with REDIS_URL both leave it.',
-    `- The read-your-writes check per read, median of 1,800 in process: with the PostgreSQL store, what reading the caller's position adds to the statement that counts the request, plus the comparison with the polled replay positions: ${n0(r.checkUs.postgresql)} us${r.checkUs.redis !== undefined ? `; with Redis, a lookup in Redis plus the comparison: ${n0(r.checkUs.redis)} us` : ''}; the read itself takes ${n2(r.readMs, 2)} ms one at a time: ${pct(r.checkUs.postgresql / 1000 / r.readMs)}${r.checkUs.redis !== undefined ? ` and ${pct(r.checkUs.redis / 1000 / r.readMs)}` : ''} of a read (target: under 5%).`,
+    `- The read-your-writes check per read, median of 1,800 in process: what reading the caller's position adds to counting the request (in the counting statement with PostgreSQL, a GET sent alongside the count with Redis), plus the comparison with the polled replay positions: ${n0(r.checkUs.postgresql)} us with PostgreSQL${r.checkUs.redis !== undefined ? `, ${n0(r.checkUs.redis)} us with Redis` : ''}; the read itself takes ${n2(r.readMs, 2)} ms one at a time: ${pct(r.checkUs.postgresql / 1000 / r.readMs)}${r.checkUs.redis !== undefined ? ` and ${pct(r.checkUs.redis / 1000 / r.readMs)}` : ''} of a read (target: under 5%).`,
     '',
   ];
 }

@@ -65,8 +65,8 @@ export async function createApp(deps: AppDeps) {
   const em = orm.em as unknown as import('@mikro-orm/postgresql').EntityManager;
   const gate = new Gate(
     pool,
-    // With replicas and no Redis, each count also reads the caller's last write position (read-your-writes without a round trip).
-    new RequestLimiter({ pg: pool, redis }, 'rl-key', undefined, Boolean(reads) && !redis),
+    // With replicas, each count also reads the caller's last write position (read-your-writes without a round trip of its own).
+    new RequestLimiter({ pg: pool, redis }, 'rl-key', undefined, Boolean(reads)),
     new RequestLimiter({ pg: pool, redis }, 'rl-authfail', config.authFailureWindowSeconds),
     config,
     state.get(KEY_EVENTS),

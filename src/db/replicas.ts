@@ -123,6 +123,9 @@ export class PgPositions implements PositionStore {
   }
 }
 
+/** A caller's position key in Redis. */
+export const positionKey = (caller: string): string => `rp:${caller}`;
+
 /** In Redis (where the rate limiter counts when REDIS_URL is set): one key per caller, only ever raised. */
 export class RedisPositions implements PositionStore {
   constructor(
@@ -132,7 +135,7 @@ export class RedisPositions implements PositionStore {
   ) {}
 
   async get(caller: string): Promise<bigint> {
-    const v = await this.redis.get(`rp:${caller}`);
+    const v = await this.redis.get(positionKey(caller));
     return v ? BigInt(v) : 0n;
   }
 
@@ -145,7 +148,7 @@ export class RedisPositions implements PositionStore {
        if (not c) or (tonumber(c) < tonumber(ARGV[1])) then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
        return 1`,
       1,
-      `rp:${caller}`,
+      positionKey(caller),
       lsn.toString(),
       String(this.ttlMs),
     );

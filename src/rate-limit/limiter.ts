@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type Redis from 'ioredis';
-import { parseLsn } from '../db/replicas';
+import { parseLsn, positionKey } from '../db/replicas';
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 const HOUR = 3600;
@@ -104,8 +104,9 @@ export class RequestLimiter {
     private readonly keyPrefix: string,
     private readonly duration = HOUR,
     /**
-     * Read-your-writes on replicas with the PostgreSQL position store: each count also reads the
-     * caller's last write position (Verdict.position). Not with Redis, where positions live in Redis.
+     * Read-your-writes on replicas: each count also reads the caller's last write position
+     * (Verdict.position), in the counting statement itself with PostgreSQL, or with Redis by a
+     * GET sent alongside the count on the same connection (both answers come back together).
      */
     private readonly positions = false,
   ) {}
@@ -142,7 +143,7 @@ export class RequestLimiter {
         lane.waiting.push({ resolve, reject });
         return;
       }
-      const fresh: Lane = { key, points, caller: this.positions && !this.stores.redis ? caller : undefined, waiting: [] };
+      const fresh: Lane = { key, points, caller: this.positions ? caller : undefined, waiting: [] };
       this.lanes.set(id, fresh);
       void this.run(id, fresh, [{ resolve, reject }]);
     });
@@ -158,20 +159,24 @@ export class RequestLimiter {
       const n = batch.length;
       let res: RateLimiterRes | undefined;
       let failure: StoreUnavailableError | undefined;
+      const { redis } = this.stores;
+      // With Redis: the position's GET goes with the count (a failed one leaves it unknown: the read router looks it up).
+      const looked = lane.caller && redis ? redis.get(positionKey(lane.caller)).then((v) => (v ? BigInt(v) : 0n), () => undefined) : undefined;
       try {
-        res = await this.limiter(lane.points).consume(lane.key, n, lane.caller ? { caller: lane.caller } : {});
+        res = await this.limiter(lane.points).consume(lane.key, n, lane.caller && !redis ? { caller: lane.caller } : {});
       } catch (err) {
         // A RateLimiterRes: over the allowance for some or all of the batch; the counter moved all the same.
         if (err instanceof RateLimiterRes) res = err;
         else failure = new StoreUnavailableError('rate limit store unavailable', { cause: err });
       }
+      // Sent before the count on the same connection, the GET has its answer by now.
+      const position = looked ? await looked : (res as (RateLimiterRes & { position?: bigint }) | undefined)?.position;
       const next = lane.waiting;
       lane.waiting = [];
       if (next.length === 0) this.lanes.delete(id);
       if (res) {
         const now = Date.now();
         const first = res.consumedPoints - n + 1;
-        const position = (res as RateLimiterRes & { position?: bigint }).position;
         for (let i = 0; i < n; i++) batch[i].resolve({ ...verdict(lane.points, first + i, res.msBeforeNext, now), ...(position !== undefined ? { position } : {}) });
       } else {
         for (const w of batch) w.reject(failure);
