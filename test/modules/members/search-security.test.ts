@@ -30,15 +30,23 @@ let orm: MikroORM;
 const fields: Record<string, string> = {};
 const tiers: Record<string, string> = {};
 
+/** An additional field of `t` whose value for each member (ext-<n>) is `value` (SQL of `n`). */
+async function fieldWithValues(t: Tenant, name: string, order: number, value: string): Promise<string> {
+  const { rows } = await owner.query<{ id: string }>(
+    `insert into additional_fields (id, community_id, name, type, order_number, created_at, modified_at)
+     values (gen_random_uuid(), $1, $2, 'TEXT', $3, now(), now()) returning id`,
+    [t.communityId, name, order],
+  );
+  await owner.query(
+    `insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
+     select m.community_id, m.id, $2, ${value}, m.created_at
+       from (select m.*, substr(m.external_id, 5)::int as n from members m where m.community_id = $1) m`,
+    [t.communityId, rows[0].id],
+  );
+  return rows[0].id;
+}
+
 async function seed(t: Tenant) {
-  const field = (
-    await owner.query<{ id: string }>(
-      `insert into additional_fields (id, community_id, name, type, order_number, created_at, modified_at)
-       values (gen_random_uuid(), $1, 'City', 'TEXT', 1, now(), now()) returning id`,
-      [t.communityId],
-    )
-  ).rows[0].id;
-  fields[t.communityId] = field;
   await owner.query(
     `insert into members (id, community_id, external_id, first_name, last_name, email_address, created_at, modified_at)
      select gen_random_uuid(), $1, 'ext-' || i, 'Name' || i, case when i = 1234 then $2 else 'Last' || i end, 'user' || i || '@example.org',
@@ -46,26 +54,9 @@ async function seed(t: Tenant) {
        from generate_series(1, ${MEMBERS}) i`,
     [t.communityId, RARE],
   );
-  await owner.query(
-    `insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
-     select m.community_id, m.id, $2, 'City ' || (substr(m.external_id, 5)::int % 5000), m.created_at from members m where m.community_id = $1`,
-    [t.communityId, field],
-  );
-  // A second field: "Gold" for 1% of the members (every 100th), "Basic" for the rest.
-  const tier = (
-    await owner.query<{ id: string }>(
-      `insert into additional_fields (id, community_id, name, type, order_number, created_at, modified_at)
-       values (gen_random_uuid(), $1, 'Tier', 'TEXT', 2, now(), now()) returning id`,
-      [t.communityId],
-    )
-  ).rows[0].id;
-  tiers[t.communityId] = tier;
-  await owner.query(
-    `insert into member_field_values (community_id, member_id, field_id, value, member_created_at)
-     select m.community_id, m.id, $2, case when substr(m.external_id, 5)::int % 100 = 0 then 'Gold' else 'Basic' end, m.created_at
-       from members m where m.community_id = $1`,
-    [t.communityId, tier],
-  );
+  fields[t.communityId] = await fieldWithValues(t, 'City', 1, `'City ' || (n % 5000)`);
+  // "Gold" for 1% of the members (every 100th), "Basic" for the rest.
+  tiers[t.communityId] = await fieldWithValues(t, 'Tier', 2, `case when n % 100 = 0 then 'Gold' else 'Basic' end`);
   await owner.query(
     `insert into groups (id, community_id, name, created_at, modified_at)
      select gen_random_uuid(), $1, case when i = 77 then $2 || ' Club' else 'Group ' || i end, now() + i * interval '1 ms', now() + i * interval '1 ms'
