@@ -24,6 +24,9 @@ export type Caller =
  */
 export const callerKey = (caller: Caller): string => (caller.kind === 'key' ? `key:${caller.keyId}` : 'operator');
 
+/** A key's last write position as read with its request's count (read-your-writes); undefined when not known. */
+export const callerPosition = (caller: Caller): bigint | undefined => (caller.kind === 'key' ? caller.position : undefined);
+
 /**
  * Fills the request's caller scope once the caller is known: its connection budget key and
  * the community the database's row-level security applies to the request's work; an

@@ -1,7 +1,7 @@
 import type { GraphQLRequestListener } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import type { Context } from '../context';
-import { callerKey } from '../context';
+import { callerKey, callerPosition } from '../context';
 import { parseToken, type ReadRouter } from '../db/replicas';
 import { KINDS } from '../errors/classify';
 
@@ -24,7 +24,7 @@ export function readRouting(reads: ReadRouter | undefined): GraphQLRequestListen
         });
       }
       const caller = contextValue.caller;
-      if (reads && operation?.operation === 'query' && caller) await reads.scope(callerKey(caller), token, caller.kind === 'key' ? caller.position : undefined);
+      if (reads && operation?.operation === 'query' && caller) await reads.scope(callerKey(caller), token, callerPosition(caller));
     },
     async willSendResponse({ operation, response, contextValue, errors }) {
       if (!reads || operation?.operation !== 'mutation' || !contextValue.caller || errors?.length) return;

@@ -20,8 +20,9 @@ export interface Verdict {
   retryAfter: number;
   /**
    * With `positions` (read-your-writes on replicas, src/db/replicas.ts): the caller's last
-   * recorded write position, read by the very statement that counted this request, so a read
-   * learns it without a round trip of its own. 0n: none recorded.
+   * recorded write position, read with the count of this request (by the counting statement in
+   * PostgreSQL, by a GET sent just before it in Redis), so a read learns it without a round trip
+   * of its own. 0n: none recorded; undefined: unknown (the read router looks it up).
    */
   position?: bigint;
 }
@@ -51,7 +52,8 @@ interface PgInternals {
 /**
  * rate-limiter-flexible's PostgreSQL limiter, whose counting statement also reads
  * `caller_wal_positions` when `consume` is given `{ caller }`: the library's own upsert
- * (same SQL, same result handling) inside a CTE, plus one primary-key lookup. The read-your-writes
+ * (the SQL of its `_upsert` in 11.4.0, pinned in package.json; same result handling) inside a
+ * CTE, plus one primary-key lookup. The read-your-writes
  * check (src/db/replicas.ts) then costs no round trip (docs/scaling.md, "Read-your-writes").
  */
 class PositionedPostgresLimiter extends RateLimiterPostgres {

@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { GraphQLList, getNullableType, getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { callerKey, createContext, enterCaller, type Caller } from '../context';
+import { callerKey, callerPosition, createContext, enterCaller, type Caller } from '../context';
 import { callerScope } from '../db/caller-budget';
 import { parseToken, READ_ROUTER } from '../db/replicas';
 import { classify } from '../errors/classify';
@@ -283,8 +283,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         return problemAnswer(res)(problem(400, detail, [{ pointer: '#/header/Consistency-Token', detail }]));
       }
       if (!reads) return answer(req, res, deps.em);
-      const who = res.locals.caller as Caller;
-      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500, who.kind === 'key' ? who.position : undefined);
+      return reads.read(caller, token, () => answer(req, res, deps.em), (r) => r.status >= 500, callerPosition(res.locals.caller as Caller));
     };
 
     /** A successful write's answer with the write's position (read-your-writes, on every instance). */
