@@ -54,6 +54,15 @@ export interface LeanFilter extends SqlPart {
    */
   source?: SqlPart;
   /**
+   * `source` limited to its first rows in the default page order (createdAt, then id): a
+   * set-returning function whose last parameter (a `?` at the end of `sql`, after `params`) is
+   * how many rows it returns (the page's skip + limit + 1). Used instead of `source` when the
+   * filter is the page's only condition and the page is in that order: the function then sorts
+   * its matches itself and hands over only the page's rows, not every match with every column
+   * (at a million members, a text 2,500 hold: about 1 ms less).
+   */
+  sourceFirst?: SqlPart;
+  /**
    * For a filter that a common value can make match many rows: the page first tests the
    * first `rows` rows in page order with every filter's `test`, stops at the page's last row,
    * and takes the page from them when they hold it (see pageStatement). `many`, when given, is
@@ -195,7 +204,9 @@ export function pageStatement(
   const column = (prop: string) => columnOf(shape, entity, prop);
   // The first filter finds the rows (its set form, or its source); the others test each of them.
   const [driver, ...tested] = conditions;
-  const source = driver?.source;
+  const need = skip + limit + 1;
+  const first = driver?.sourceFirst && !tested.length && !window.modifiedSince && inCreationOrder(orderBy);
+  const source = first ? { sql: driver.sourceFirst!.sql, params: [...driver.sourceFirst!.params, need] } : driver?.source;
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const params: unknown[] = [...(source?.params ?? []), ...Object.values(where)];
   for (const c of [...(driver && !source ? [driver] : []), ...tested.map(testOf)]) {
@@ -209,7 +220,6 @@ export function pageStatement(
   const sortKey = (prop: string) => (TEXT_SORT_FIELDS.has(prop) ? `lower(${column(prop)})` : column(prop));
   const order = orderBy.map((o) => Object.entries(o).map(([prop, dir]) => `${sortKey(prop)} ${dir === 'desc' ? 'desc' : 'asc'}`)[0]);
   const walks = conditions.filter((c) => c.walk).map((c) => c.walk!);
-  const need = skip + limit + 1;
   const walkRows = Math.min(...walks.map((w) => (w.grows ? Math.min(WALK_ROWS, Math.max(w.rows, need * WALK_PER_ROW)) : w.rows)));
   const walked = walks.length > 0 && !driver.unique && need * WALK_PER_ROW <= walkRows;
   const rows = `${source ? `${source.sql} t` : shape.table} where ${filters.join(' and ')}${walked ? ' and' : ''}`;

@@ -12,6 +12,7 @@ import { Migration20261125090000_search_rows } from './Migration20261125090000_s
 import { Migration20261125100000_member_text_index } from './Migration20261125100000_member_text_index';
 import { Migration20261125110000_field_value_order } from './Migration20261125110000_field_value_order';
 import { Migration20261125120000_member_text_one_test } from './Migration20261125120000_member_text_one_test';
+import { Migration20261125130000_member_search_text } from './Migration20261125130000_member_search_text';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -32,4 +33,5 @@ export const migrationsList = [
   { name: 'Migration20261125100000_member_text_index', class: Migration20261125100000_member_text_index },
   { name: 'Migration20261125110000_field_value_order', class: Migration20261125110000_field_value_order },
   { name: 'Migration20261125120000_member_text_one_test', class: Migration20261125120000_member_text_one_test },
+  { name: 'Migration20261125130000_member_search_text', class: Migration20261125130000_member_search_text },
 ];

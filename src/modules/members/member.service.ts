@@ -60,17 +60,20 @@ export function memberFilters(communityId: string, filter: MemberListArgs['filte
     });
   }
   if (q !== undefined) {
-    // members_search_text_idx: one trigram GIN index over the joined text (pg_trgm serves ILIKE '%...%'), rechecked per column.
-    // A text without a space: one test on the joined text (it cannot span two columns), as member_search_rows does.
+    // members_search_lower_idx: one trigram GIN index over the stored lower-cased joined text
+    // (Migration20261125130000; pg_trgm serves LIKE '%...%'); `LIKE lower(pattern)` on it is what
+    // ILIKE does in UTF-8. A text without a space: that one test (it cannot span two columns), as
+    // member_search_rows does; with a space, each column is then tested too.
     const p = containsPattern(q);
     const perColumn = q.includes(' ');
     filters.push({
       source: { sql: 'member_search_rows(?::uuid, ?)', params: [communityId, p] },
+      sourceFirst: { sql: 'member_search_first(?::uuid, ?, ?::int)', params: [communityId, p] },
       sql: perColumn
-        ? `t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
-         or t."email_address" ilike ? or t."external_id" ilike ?`
-        : `(coalesce(t."first_name", '') || ' ' || coalesce(t."last_name", '') || ' ' || coalesce(t."email_address", '') || ' ' || coalesce(t."external_id", '')) ilike ?`,
-      params: perColumn ? [p, p, p, p, p] : [p],
+        ? `t."search_text" like lower(?) and (t."first_name" ilike ? or t."last_name" ilike ? or (t."first_name" || ' ' || t."last_name") ilike ?
+         or t."email_address" ilike ? or t."external_id" ilike ?)`
+        : `t."search_text" like lower(?)`,
+      params: perColumn ? [p, p, p, p, p, p] : [p],
       // A text most members hold ("com", "a") fills the page from the first rows (2 s through the source at a million).
       walk: { rows: TEXT_WALK_ROWS, grows: true },
     });

@@ -127,6 +127,22 @@ describe('search under row-level security reaches its indexes', () => {
     expect(read.members).toBeLessThan(TEXT_WALK_ROWS + 50);
   });
 
+  it('q= alone in the default order: the search function sorts its matches and hands over only the page', async () => {
+    // "name19": Name19, Name190-199, Name1900-1999, Name19000-19999 (1,111 members); the walk's first rows hold 11.
+    const filters = memberFilters(a.communityId, { q: 'NAME19' }).filters;
+    const { rows } = await page(Member, filters);
+    const expected = [19, ...Array.from({ length: 10 }, (_, i) => 190 + i), ...Array.from({ length: 10 }, (_, i) => 1900 + i)].map((i) => `ext-${i}`);
+    expect(rows.map((r) => (r as { externalId?: string }).externalId)).toEqual(expected);
+    const statement = (window: Parameters<typeof pageWindow>[0], f: LeanFilter[]) =>
+      pageStatement(orm.em.fork(), Member as never, { communityId: a.communityId }, pageWindow(window), undefined, f).sql;
+    expect(statement({ limit: 20 }, filters)).toContain('member_search_first(');
+    // Any other order, or another condition on the rows: every match, from member_search_rows.
+    expect(statement({ limit: 20, sort: [{ field: 'lastName' }] } as never, filters)).not.toContain('member_search_first(');
+    expect(statement({ limit: 20, modifiedSince: new Date(0) } as never, filters)).not.toContain('member_search_first(');
+    const combined = memberFilters(a.communityId, { q: 'NAME19', fields: [{ id: tiers[a.communityId], value: 'Gold' }] }).filters;
+    expect(statement({ limit: 20 }, combined)).not.toContain('member_search_first(');
+  });
+
   it('emailAddress=: one row read', async () => {
     const { rows, read } = await page(Member, memberFilters(a.communityId, { emailAddress: 'USER1234@example.org' }).filters);
     expect(rows.map((r) => r.lastName)).toEqual([RARE]);
@@ -167,6 +183,7 @@ describe('search under row-level security reaches its indexes', () => {
 describe('the search functions hold to the community as the policies do', () => {
   const calls = (c: string) => [
     [`select count(*)::int as n from member_search_rows($1, '%${RARE}%')`, [c]],
+    [`select count(*)::int as n from member_search_first($1, '%${RARE}%', 21)`, [c]],
     [`select count(*)::int as n from group_search_rows($1, '%${RARE}%')`, [c]],
     [`select count(*)::int as n from member_ids_by_email($1, 'user1234@example.org')`, [c]],
   ] as const;
@@ -177,21 +194,21 @@ describe('the search functions hold to the community as the policies do', () => 
   };
 
   it("its own community's matches; another community's or none: nothing", async () => {
-    expect(await asService(a.communityId, () => counts(a.communityId))).toEqual([1, 1, 1]);
-    expect(await asService(a.communityId, () => counts(b.communityId))).toEqual([0, 0, 0]);
-    expect(await asService(null, () => counts(a.communityId))).toEqual([0, 0, 0]);
+    expect(await asService(a.communityId, () => counts(a.communityId))).toEqual([1, 1, 1, 1]);
+    expect(await asService(a.communityId, () => counts(b.communityId))).toEqual([0, 0, 0, 0]);
+    expect(await asService(null, () => counts(a.communityId))).toEqual([0, 0, 0, 0]);
   });
 
   it("the owner's own work (no role switched, a role that passes row-level security) finds any community's", async () => {
-    expect(await counts(b.communityId)).toEqual([1, 1, 1]);
+    expect(await counts(b.communityId)).toEqual([1, 1, 1, 1]);
   });
 
   it('PUBLIC cannot execute them', async () => {
     const { rows } = await owner.query<{ proname: string; acl: string }>(
       `select proname, proacl::text as acl from pg_proc where proname = any($1)`,
-      [['search_allowed', 'member_search_rows', 'group_search_rows', 'member_ids_by_email']],
+      [['search_allowed', 'member_search_rows', 'member_search_first', 'group_search_rows', 'member_ids_by_email']],
     );
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(5);
     for (const r of rows) expect(r.acl, r.proname).not.toMatch(/(^|[{,])=X/);
   });
 });

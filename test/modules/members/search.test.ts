@@ -103,6 +103,23 @@ describe('GET /members?q=', () => {
     expect(names(await list(`q=${encodeURIComponent(` ${'x'.repeat(100)} `)}`))).toEqual([]);
     expectProblem(await list('q=a&q=b'), 400, '#/query/q');
   });
+
+  it('ignores case beyond ASCII, as ILIKE does, both in the first rows and through the search', async () => {
+    const u = await app.tenant();
+    for (const [externalId, firstName, lastName] of [['j-1', 'Jürgen', 'ÖSTERLE'], ['j-2', 'JÜRGEN', 'Østergaard'], ['x-3', 'Karl', 'Marx']]) {
+      await api.createMember(u, { externalId, firstName, lastName });
+      await tick();
+    }
+    // limit=1 is filled by testing the first rows in order; the default page by the search (member_search_rows).
+    for (const query of ['q=j%C3%BCrg', 'q=J%C3%9CRG', 'q=j%C3%9Crgen']) {
+      expect(names(await list(query, u))).toEqual(['j-1', 'j-2']);
+      expect(names(await list(`${query}&limit=1`, u))).toEqual(['j-1']);
+    }
+    expect(names(await list(`q=${encodeURIComponent('östERLE')}`, u))).toEqual(['j-1']);
+    expect(names(await list(`q=${encodeURIComponent('øSTER')}`, u))).toEqual(['j-2']);
+    expect(names(await list(`q=${encodeURIComponent('jürgen österle')}`, u))).toEqual(['j-1']); // "firstName lastName"
+    expect(names(await list(`q=${encodeURIComponent('n ø')}`, u))).toEqual(['j-2']);
+  });
 });
 
 describe('GET /members?field.<id>=', () => {
