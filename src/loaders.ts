@@ -3,6 +3,7 @@ import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageWindow, type Page, type PageArgs, type PageWindow } from './common/pagination';
 import { byIds, leanByIds } from './db/lean';
+import { preparedRows } from './db/prepared';
 import { anyOf, arrayOf } from './db/sql';
 import { VERSION_COLUMN } from './db/version';
 
@@ -82,7 +83,8 @@ export function versionsById(entity: EntityClass<object>): LoaderFactory<DataLoa
       new DataLoader(
         async (ids) => {
           const table = em.getMetadata().get(entity.name).tableName;
-          const rows: { id: string; version: string }[] = await em.execute(
+          const rows = await preparedRows<{ id: string; version: string }>(
+            em,
             `select t.id, ${VERSION_COLUMN('t')} as version from "${table}" t where t.id = ${anyOf('uuid')}`,
             [arrayOf(ids)],
           );

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../common/pagination';
 import { isId } from '../../common/ids';
+import { preparedRows } from '../../db/prepared';
 import { anyOf, arrayOf } from '../../db/sql';
 import { AppError, invalid, type FieldIssue } from '../../errors/app-error';
 import { Checks } from '../../common/validate';
@@ -83,7 +84,8 @@ export class EventService {
       const place = idPlace(args.after);
       // One statement: when the event's transaction committed, and the oldest position kept.
       const [found]: { committed_at: Date | null; oldest: string }[] = place
-        ? await this.em.execute(
+        ? await preparedRows<{ committed_at: Date | null; oldest: string }>(
+            this.em,
             `select (select c.committed_at from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id and e.seq = ?
                       where c.community_id = ? and c.position = ?) as committed_at,
                     event_oldest_position()::text as oldest`,
@@ -103,7 +105,9 @@ export class EventService {
       from = place!;
     }
     if (!types.length) return { results: [], limit, size: 0, hasNextPage: false, next: null };
-    const rows: EventRow[] = await this.em.execute(
+    // Named statements (src/db/prepared.ts), like the other hot reads: parsed and planned once per connection.
+    const rows = await preparedRows<EventRow>(
+      this.em,
       `select ${EVENT_COLUMNS}
          from event_commits c join events e on e.txid = c.txid and e.community_id = c.community_id
         where c.community_id = ? and c.position >= ?::bigint and (c.position > ?::bigint or e.seq > ?::bigint)
