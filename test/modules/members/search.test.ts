@@ -110,7 +110,7 @@ describe('GET /members?q=', () => {
       await api.createMember(u, { externalId, firstName, lastName });
       await tick();
     }
-    // limit=1 is filled by testing the first rows in order; the default page by the search (member_search_rows).
+    // limit=1 is filled by testing the first rows in order; the default page by the search (member_search_first).
     for (const query of ['q=j%C3%BCrg', 'q=J%C3%9CRG', 'q=j%C3%9Crgen']) {
       expect(names(await list(query, u))).toEqual(['j-1', 'j-2']);
       expect(names(await list(`${query}&limit=1`, u))).toEqual(['j-1']);
