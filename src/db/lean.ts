@@ -87,6 +87,9 @@ export interface LeanFilter extends SqlPart {
   ordered?: SqlPart;
 }
 
+/** PostgreSQL's largest int (a search function's row count). */
+const INT4_MAX = 2 ** 31 - 1;
+
 /** True when a page is in the default order, createdAt then id ascending (what `ordered` serves). */
 const inCreationOrder = (orderBy: PageWindow['orderBy']): boolean =>
   orderBy.length === 2 && orderBy[0].createdAt === 'asc' && orderBy[1].id === 'asc';
@@ -205,8 +208,9 @@ export function pageStatement(
   // The first filter finds the rows (its set form, or its source); the others test each of them.
   const [driver, ...tested] = conditions;
   const need = skip + limit + 1;
-  const first = driver?.sourceFirst && !tested.length && !window.modifiedSince && inCreationOrder(orderBy);
-  const source = first ? { sql: driver.sourceFirst!.sql, params: [...driver.sourceFirst!.params, need] } : driver?.source;
+  const first = !tested.length && !window.modifiedSince && inCreationOrder(orderBy) ? driver?.sourceFirst : undefined;
+  // The function's row count is an int: a skip near its limit asks for every row there is.
+  const source = first ? { sql: first.sql, params: [...first.params, Math.min(need, INT4_MAX)] } : driver?.source;
   const filters = Object.keys(where).map((prop) => `${column(prop)} = ?`);
   const params: unknown[] = [...(source?.params ?? []), ...Object.values(where)];
   for (const c of [...(driver && !source ? [driver] : []), ...tested.map(testOf)]) {

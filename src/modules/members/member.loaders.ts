@@ -15,7 +15,8 @@ export const memberById = rowsById(Member);
 export const memberFieldValues: LoaderFactory<DataLoader<string, MemberFieldValue[]>> = ({ em, communityId }) =>
   new DataLoader(async (memberIds) => {
     // A named statement (src/db/prepared.ts): parsed and planned once per connection, not per page.
-    const rows = await preparedRows<{ memberId: string; fieldId: string; value: string }>(em,
+    const rows = await preparedRows<{ memberId: string; fieldId: string; value: string }>(
+      em,
       `select v.member_id as "memberId", v.field_id as "fieldId", v.value
          from member_field_values v
          join members m on m.id = v.member_id
