@@ -14,7 +14,8 @@ import type { QueryResultRow } from 'pg';
  * that changes the client or the driver is fixed here.
  */
 export interface DriverConnection {
-  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** Without a name: an unnamed statement, planned at every call. */
+  query<R extends QueryResultRow>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 interface KnexClient {

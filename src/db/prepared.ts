@@ -55,28 +55,37 @@ export function statementOf(sql: string): Statement {
   return s;
 }
 
-/** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above). */
-export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+/**
+ * Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above).
+ * `replan`: sent unnamed instead, so PostgreSQL plans it for its values at every call (the
+ * values stay bound parameters): for a statement over a set of rows, whose best plan depends
+ * on how large the table and the set are. A named statement's generic plan is kept for the
+ * connection's life (until the next ANALYZE): one settled while a new community's first
+ * import found an empty table scanned the whole table for every later batch.
+ */
+export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan = false): Promise<{ rows: R[]; rowCount: number }> {
   const trx = em.getTransactionContext();
   // Outside a transaction: the read scope's node (src/db/replicas.ts), the primary by default.
   const replica = trx ? null : currentReplica();
   if (replica) {
     try {
-      return await run<R>(em, sql, values, replica.connection);
+      return await run<R>(em, sql, values, replan, replica.connection);
     } catch (err) {
       if (!replicaFailed(replica, err)) throw em.getDriver().convertException(err as Error);
       // once more, on the primary
     }
   }
   try {
-    return await run<R>(em, sql, values);
+    return await run<R>(em, sql, values, replan);
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
 }
 
-async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], from?: OrmConnection) {
-  const { name, text } = statementOf(sql);
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan: boolean, from?: OrmConnection) {
+  const statement = statementOf(sql);
+  const { text } = statement;
+  const name = replan ? undefined : statement.name;
   const knex = em.getConnection('write').getKnex();
   return withConnection(
     em,
@@ -95,6 +104,6 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
 }
 
 /** The rows of `prepared`, for reads. */
-export async function preparedRows<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[]): Promise<R[]> {
-  return (await prepared<R>(em, sql, values)).rows;
+export async function preparedRows<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan = false): Promise<R[]> {
+  return (await prepared<R>(em, sql, values, replan)).rows;
 }

@@ -47,9 +47,11 @@ export async function insertRecords<T extends TenantRecord>(
  * PostgreSQL then scanned the literal. And a text new at every call is parsed and planned at
  * every call, row-level security's policies included: a single create outside a transaction
  * (POST /groups) paid that on each request (docs/performance.md, "Row-level security").
+ * `replan` (a statement over a set of rows: lookups of an import batch or a bulk, a reorder):
+ * planned for its values at every call instead (prepared.ts says why).
  */
-export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<R[]> {
-  return (await preparedRows(em, sql, params)) as unknown as R[];
+export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[], replan = false): Promise<R[]> {
+  return (await preparedRows(em, sql, params, replan)) as unknown as R[];
 }
 
 /**
@@ -104,6 +106,7 @@ export async function updateByExternalId<T extends TenantRecord & { externalId?:
         and (${set.map((c) => `t."${c.name}"`).join(', ')}) is distinct from (${set.map((c) => `v."${c.name}"`).join(', ')})
       returning t."${ext.name}" as external_id`,
     [now, JSON.stringify(rows.map((r) => Object.fromEntries(cols.map((c) => [c.name, (r as Record<string, unknown>)[c.prop] ?? null])))), communityId],
+    true,
   );
   return written.map((w) => w.external_id);
 }

@@ -70,6 +70,28 @@ describe('prepared statements on the ORM connections', () => {
     });
   });
 
+  it('replan: sent unnamed, planned for its values at every call: no plan of it stays on the connection', async () => {
+    await em().transactional(async (tx) => {
+      await tx.execute('create temporary table replan_probe (id int primary key, k text) on commit drop');
+      await tx.execute('create index on replan_probe (k)');
+      const named = 'select id from replan_probe where k = any(?::text[]) order by id';
+      const each = 'select id from replan_probe where k = any(?::text[]) order by id -- replanned';
+      // While the table is empty: past PostgreSQL's five custom plans, a named statement may settle on a generic one.
+      for (let i = 0; i < 7; i++) {
+        expect((await prepared(tx, named, [['a']])).rows).toEqual([]);
+        expect((await prepared(tx, each, [['a']], true)).rows).toEqual([]);
+      }
+      await tx.execute("insert into replan_probe select i, 'k' || i from generate_series(1, 20000) i");
+      expect((await prepared<{ id: number }>(tx, each, [['k7', 'k19999']], true)).rows).toEqual([{ id: 7 }, { id: 19999 }]);
+      const cached = await tx.execute<{ statement: string; generic_plans: string; custom_plans: string }[]>(
+        "select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%replan_probe%'",
+      );
+      // The named statement is the connection's, with the plans it ran; the replanned one left nothing to reuse.
+      expect(cached.map((c) => c.statement)).toEqual([statementOf(named).text]);
+      expect(Number(cached[0].generic_plans) + Number(cached[0].custom_plans)).toBe(7);
+    });
+  });
+
   it('a statement over the pool statement_timeout (57014) is cancelled and classified as em.execute’s: 503, try again', async () => {
     const viaPrepared = await failure(() => prepared(em(), 'select pg_sleep(?)', [2]));
     const viaExecute = await failure(() => em().execute('select pg_sleep(?)', [2]));
