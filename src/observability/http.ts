@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Caller } from '../context';
 import { scrubUrl, type Logger } from '../logger';
 import { observeRequest, type Metrics } from './metrics';
-import { nameRequestSpan } from './spans';
+import { nameRequestSpan, UNSAMPLED } from './spans';
 import { tracingStarted, UNTRACED } from './tracing';
 
 const tracer = trace.getTracer('community-api');
@@ -15,21 +15,22 @@ const tracer = trace.getTracer('community-api');
  * handler labels the route. Made here rather than by the http instrumentation: that one
  * computes every attribute and binds the request's and response's event emitters to the
  * context for every request, sampled or not, which was most of what tracing cost an unsampled
- * request; here an unsampled request pays for one non-recording span and one context switch.
+ * request. Here a request the sampler leaves out pays for the sampling decision and one
+ * context switch into UNSAMPLED (src/observability/spans.ts): no span, and nothing under it
+ * makes one.
  */
 function startRequestSpan(req: Request, path: string): OtelContext {
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
-  if (span.isRecording()) {
-    span.setAttributes({
-      'http.request.method': req.method,
-      'url.path': path,
-      'url.scheme': req.protocol,
-      'network.protocol.version': req.httpVersion,
-      ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
-      ...(req.socket.remoteAddress ? { 'client.address': req.socket.remoteAddress } : {}),
-    });
-  }
+  if (!span.isRecording()) return UNSAMPLED;
+  span.setAttributes({
+    'http.request.method': req.method,
+    'url.path': path,
+    'url.scheme': req.protocol,
+    'network.protocol.version': req.httpVersion,
+    ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
+    ...(req.socket.remoteAddress ? { 'client.address': req.socket.remoteAddress } : {}),
+  });
   return trace.setSpan(parent, span);
 }
 

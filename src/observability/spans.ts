@@ -1,5 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context as OtelContext, type Link } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
+import { isTracingSuppressed, suppressTracing } from '@opentelemetry/core';
 
 /**
  * The spans the service makes itself (tracing.ts says why): one per GraphQL operation and
@@ -8,6 +8,15 @@ import { suppressTracing } from '@opentelemetry/core';
  */
 const tracer = trace.getTracer('community-api');
 
+/**
+ * The context of a request the sampler left out: tracing suppressed, no span. Everything the
+ * request runs under it makes no span and skips the instrumentations' work: pg's wraps every
+ * statement and, under a (non-recording) parent span, computed its attributes, started a span
+ * and recorded its duration for each of them (the gate's key and rate-limit statements ran
+ * outside the operation); graphql-js's would start traces of its own (tested).
+ */
+export const UNSAMPLED = suppressTracing(ROOT_CONTEXT);
+
 /** A GraphQL operation (REST route or /graphql document), as a child of `parent`, around `run`. */
 export async function inOperationSpan<T extends { errors?: readonly unknown[] }>(
   type: string,
@@ -15,12 +24,10 @@ export async function inOperationSpan<T extends { errors?: readonly unknown[] }>
   parent: OtelContext,
   run: () => Promise<T> | T,
 ): Promise<T> {
+  // A request the sampler left out already runs under UNSAMPLED (src/observability/http.ts).
+  if (isTracingSuppressed(parent)) return run();
   const request = trace.getSpan(parent);
-  // A request that is not sampled runs its operation outside any span: its SQL then makes no
-  // (non-recording) spans at all (pg's instrumentation requires a parent), which is most of
-  // what tracing costs an unsampled request. With tracing suppressed too: without a span, any
-  // other instrumentation (graphql-js's execute, on a document's first run) would start a
-  // trace of its own, sampled on its own (tested).
+  // A non-recording parent of another origin: the operation runs outside any span, tracing suppressed (as UNSAMPLED).
   if (request && !request.isRecording()) return context.with(suppressTracing(trace.deleteSpan(parent)), run);
   return tracer.startActiveSpan(
     name ? `${type} ${name}` : type,
