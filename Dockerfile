@@ -1,6 +1,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patch-package applies patches/ after the install (docs/performance.md: graphql-jit's leaf checks).
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -9,6 +11,8 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patch-package applies patches/ after the install (docs/performance.md: graphql-jit's leaf checks).
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 # Where a key file may live when SECRET_ENCRYPTION_KEYS is not given (docker-compose.yml mounts a volume here).
