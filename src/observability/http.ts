@@ -109,6 +109,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
         (res.locals.operationType as string | undefined) ??
         (res.locals.graphql as { type?: string } | undefined)?.type ?? (api === 'rest' ? (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation') : 'none');
       if (metrics) observeRequest(metrics, { method: req.method, route, status, api, operationType }, seconds);
+      // The request's line is at info: below that level nothing of it is built.
+      if (!logger.isLevelEnabled('info')) return;
       const caller = res.locals.caller as Caller | undefined;
       const span = otel && trace.getSpan(otel)?.spanContext();
       logger.info(
