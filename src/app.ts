@@ -90,6 +90,12 @@ export async function createApp(deps: AppDeps) {
   app.set('etag', false); // answers are per-key and rarely repeated: hashing every body costs more than it saves
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
+  // Express 5's req.query is a getter that parses the query string again at every read, and a
+  // list route reads it once per parameter: parsed once per request here instead.
+  app.use((req, _res, next) => {
+    Object.defineProperty(req, 'query', { value: req.query, writable: true, enumerable: true, configurable: true });
+    next();
+  });
   // Request id, one log line and the duration histogram per request, by route template.
   app.use(requestObserver({ logger, metrics, restRoute: routeMatcher('/api/v1', routes.map((r) => r.path)), draining: () => health.draining }));
   // A JSON API: the HTML pages (Sandbox, docs) bring their own CSP.

@@ -66,3 +66,23 @@ describe('405 for a known path with another method', () => {
     expect(graphql.headers.allow).toBe('GET, HEAD, POST');
   });
 });
+
+describe('the query string', () => {
+  it('is parsed once per request, however many parameters a route reads (Express 5 parses at every read of req.query)', async () => {
+    const express = app.runtime.app;
+    const parse = express.get('query parser fn') as (text: string) => unknown;
+    let calls = 0;
+    express.set('query parser fn', (text: string) => {
+      calls++;
+      return parse(text);
+    });
+    try {
+      const res = await app.http.get('/api/v1/groups?limit=5&skip=0&sort=name:asc&q=chess').set('X-API-Key', t.key);
+      expect(res.status).toBe(200);
+      expect(res.body.limit).toBe(5);
+      expect(calls).toBe(1);
+    } finally {
+      express.set('query parser fn', parse);
+    }
+  });
+});
