@@ -11,7 +11,7 @@ import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
 import type { RuntimeState } from '../state';
 import { SECRET_BOX } from '../security/secret-box';
-import type { Answer } from '../http/answer';
+import { sendAnswer, type Answer } from '../http/answer';
 import { idempotencyKeyOf, runIdempotent, STORED_ERRORS } from '../http/idempotency';
 
 /**
@@ -92,8 +92,6 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
       const parsed = JSON.parse(answer.body) as Record<string, unknown>;
       if (parsed.data) answer = { ...answer, body: JSON.stringify({ ...parsed, data: null }) };
     }
-    res.status(answer.status);
-    for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-    res.type(answer.contentType).send(answer.body);
+    sendAnswer(res, answer);
   };
 }

@@ -23,7 +23,7 @@ import { answerNotModified, hasEtag, ifMatchVersion, modifiedSinceParam, takeEta
 import type { RuntimeState } from '../state';
 import { SECRET_BOX } from '../security/secret-box';
 import { isDeadlock } from '../db/transaction';
-import { jsonAnswer, type Answer } from '../http/answer';
+import { jsonAnswer, sendAnswer, type Answer } from '../http/answer';
 import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
 import { inRequestTrace, labelRoute } from '../observability/http';
 import { inOperationSpan } from '../observability/spans';
@@ -248,7 +248,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       try {
         if (route.method === 'GET') {
           result = await read(req, res, caller);
-          return send(res, result);
+          return sendAnswer(res, result);
         }
         const idempotency = route.method === 'POST' ? idempotencyKeyOf(req) : {};
         if (idempotency.problem) result = problemAnswer(res)(idempotency.problem);
@@ -268,7 +268,7 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       } catch (err) {
         return sendClassified(res, err, () => deps.logger.error({ requestId: res.locals.requestId, err }, 'request failed'));
       }
-      send(res, result);
+      sendAnswer(res, result);
     };
 
     /**
@@ -298,12 +298,6 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
       }
     };
 
-    const send = (res: Response, result: Answer) => {
-      res.status(result.status);
-      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      if (result.contentType) res.type(result.contentType).send(result.body);
-      else res.end();
-    };
   }
   return router;
 }

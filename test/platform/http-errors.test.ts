@@ -86,3 +86,43 @@ describe('the query string', () => {
     }
   });
 });
+
+describe('answers on the wire', () => {
+  /** Connection: close, so the raw answer ends with the body; Buffer-exact, for Content-Length in bytes. */
+  const wire = (method: string, path: string) =>
+    new Promise<{ head: string; body: Buffer }>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const all = Buffer.concat(chunks);
+        const end = all.indexOf('\r\n\r\n');
+        resolve({ head: all.subarray(0, end).toString('latin1'), body: all.subarray(end + 4) });
+      });
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nConnection: close\r\n\r\n`);
+    });
+  const header = (head: string, name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
+
+  it('a JSON body of many multibyte characters: the content type with its charset, the length in bytes, the same head for HEAD without a body', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await app.http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: `Schachfreunde Übersee ${i} ${'♞'.repeat(220)}` });
+      expect(res.status).toBe(201);
+    }
+    const get = await wire('GET', '/api/v1/groups?limit=3');
+    expect(get.head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(header(get.head, 'content-type')).toBe('application/json; charset=utf-8');
+    expect(get.body.length).toBeGreaterThan(1500);
+    expect(Number(header(get.head, 'content-length'))).toBe(get.body.length);
+    const page = JSON.parse(get.body.toString('utf8'));
+    expect(page.results.map((g: { name: string }) => g.name)).toEqual(expect.arrayContaining([expect.stringContaining('♞♞♞')]));
+    const head = await wire('HEAD', '/api/v1/groups?limit=3');
+    expect(header(head.head, 'content-type')).toBe('application/json; charset=utf-8');
+    expect(header(head.head, 'content-length')).toBe(header(get.head, 'content-length'));
+    expect(head.body.length).toBe(0);
+    const missing = await wire('GET', '/api/v1/groups/no-such-group');
+    expect(missing.head).toMatch(/^HTTP\/1\.1 404 /);
+    expect(header(missing.head, 'content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(Number(header(missing.head, 'content-length'))).toBe(missing.body.length);
+  });
+});
