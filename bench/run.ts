@@ -284,8 +284,10 @@ async function main() {
         rounds: env('BENCH_OBS_ROUNDS', 2),
         seconds: settings.seconds,
         // Fresh processes: a second of warm-up left them compiling through the rounds (each
-        // round faster than the last, tracing's share falling from 39% to 8% in one run).
-        warmSeconds: env('BENCH_OBS_WARM_SECONDS', 8),
+        // round faster than the last, tracing's share falling from 39% to 8% in one run); after
+        // 8 s, on a machine serving ~1,000 requests a second, the first round was still 10-28%
+        // dearer than the second in all 15 processes of one run (docs/operations.md).
+        warmSeconds: env('BENCH_OBS_WARM_SECONDS', 16),
         connections: settings.connections,
         log,
       });
