@@ -61,6 +61,8 @@ export interface LoadSettings {
   rounds: number;
   seconds: number;
   warmSeconds: number;
+  /** The warm-up of each arm on the first op it serves (the JIT's and the heap's, not only the op's). */
+  firstWarmSeconds?: number;
   latencySeconds: number;
   /** The arms to run (all three unless a partial run, e.g. a profile of REST alone). */
   arms: readonly Arm[];
@@ -100,8 +102,14 @@ export async function measureLoad(
   const run = (arm: Arm, op: LoadOp, seconds: number): Promise<Shot> =>
     shoot(servers[arm]!, armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
 
-  log(`warm-up: ${s.warmSeconds} s per op and arm`);
-  for (const { op } of results) for (const arm of armsOf(op, s.arms)) await run(arm, op, s.warmSeconds);
+  log(`warm-up: ${s.firstWarmSeconds ?? s.warmSeconds} s per arm on its first op, then ${s.warmSeconds} s per op and arm`);
+  const warmed = new Set<Arm>();
+  for (const { op } of results) {
+    for (const arm of armsOf(op, s.arms)) {
+      await run(arm, op, warmed.has(arm) ? s.warmSeconds : Math.max(s.warmSeconds, s.firstWarmSeconds ?? 0));
+      warmed.add(arm);
+    }
+  }
 
   for (let round = 0; round < s.rounds; round++) {
     for (const r of results) {
