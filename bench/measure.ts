@@ -62,7 +62,7 @@ export interface LoadSettings {
   seconds: number;
   warmSeconds: number;
   /** The warm-up of each arm on the first op it serves (the JIT's and the heap's, not only the op's). */
-  firstWarmSeconds?: number;
+  firstWarmSeconds: number;
   latencySeconds: number;
   /** The arms to run (all three unless a partial run, e.g. a profile of REST alone). */
   arms: readonly Arm[];
@@ -102,11 +102,11 @@ export async function measureLoad(
   const run = (arm: Arm, op: LoadOp, seconds: number): Promise<Shot> =>
     shoot(servers[arm]!, armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
 
-  log(`warm-up: ${s.firstWarmSeconds ?? s.warmSeconds} s per arm on its first op, then ${s.warmSeconds} s per op and arm`);
+  log(`warm-up: ${Math.max(s.warmSeconds, s.firstWarmSeconds)} s per arm on its first op, then ${s.warmSeconds} s per op and arm`);
   const warmed = new Set<Arm>();
   for (const { op } of results) {
     for (const arm of armsOf(op, s.arms)) {
-      await run(arm, op, warmed.has(arm) ? s.warmSeconds : Math.max(s.warmSeconds, s.firstWarmSeconds ?? 0));
+      await run(arm, op, warmed.has(arm) ? s.warmSeconds : Math.max(s.warmSeconds, s.firstWarmSeconds));
       warmed.add(arm);
     }
   }

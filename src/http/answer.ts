@@ -21,8 +21,6 @@ export const jsonAnswer = (status: number, value: unknown, contentType = 'applic
   body: JSON.stringify(value),
 });
 
-const withCharset = new Map<string, string>();
-
 /**
  * Writes `answer` (status, headers, body) as Express's `res.type().send()` would, with the same
  * headers (`Content-Type` with `charset=utf-8`, `Content-Length`), but as one string with the
@@ -38,12 +36,7 @@ export function sendAnswer(res: Response, answer: Pick<Answer, 'status' | 'conte
     res.end();
     return;
   }
-  let type = withCharset.get(answer.contentType);
-  if (type === undefined) {
-    type = /;\s*charset=/i.test(answer.contentType) ? answer.contentType : `${answer.contentType}; charset=utf-8`;
-    if (withCharset.size < 64) withCharset.set(answer.contentType, type);
-  }
-  res.setHeader('Content-Type', type);
+  res.setHeader('Content-Type', /;\s*charset=/i.test(answer.contentType) ? answer.contentType : `${answer.contentType}; charset=utf-8`);
   res.setHeader('Content-Length', Buffer.byteLength(answer.body));
   res.end(answer.body);
 }

@@ -297,7 +297,6 @@ export function createFacade(specs: RouteSpec[], deps: FacadeDeps): Router {
         return result;
       }
     };
-
   }
   return router;
 }

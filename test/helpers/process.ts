@@ -69,15 +69,18 @@ export async function startService(env: Record<string, string>): Promise<Service
 }
 
 /** Sends raw bytes to `port` on 127.0.0.1; resolves with the status code, head and body once the server closes. */
-export function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string }> {
+export function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string; bodyBytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
-    let out = '';
-    socket.on('data', (d) => (out += d));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
     socket.on('error', reject);
     socket.on('close', () => {
-      const [head, ...rest] = out.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), head, body: rest.join('\r\n\r\n') });
+      const all = Buffer.concat(chunks);
+      const end = all.indexOf('\r\n\r\n');
+      const head = all.subarray(0, end < 0 ? all.length : end).toString('latin1');
+      const bodyBytes = end < 0 ? Buffer.alloc(0) : all.subarray(end + 4);
+      resolve({ status: Number(head.split(' ')[1]), head, body: bodyBytes.toString('utf8'), bodyBytes });
     });
     socket.write(data);
   });

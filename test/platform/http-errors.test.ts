@@ -88,20 +88,11 @@ describe('the query string', () => {
 });
 
 describe('answers on the wire', () => {
-  /** Connection: close, so the raw answer ends with the body; Buffer-exact, for Content-Length in bytes. */
-  const wire = (method: string, path: string) =>
-    new Promise<{ head: string; body: Buffer }>((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (d: Buffer) => chunks.push(d));
-      socket.on('error', reject);
-      socket.on('close', () => {
-        const all = Buffer.concat(chunks);
-        const end = all.indexOf('\r\n\r\n');
-        resolve({ head: all.subarray(0, end).toString('latin1'), body: all.subarray(end + 4) });
-      });
-      socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nConnection: close\r\n\r\n`);
-    });
+  /** Connection: close, so the raw answer ends with the body; its bytes, for Content-Length. */
+  const wire = async (method: string, path: string) => {
+    const res = await raw(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nConnection: close\r\n\r\n`);
+    return { head: res.head, body: res.bodyBytes };
+  };
   const header = (head: string, name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
 
   it('a JSON body of many multibyte characters: the content type with its charset, the length in bytes, the same head for HEAD without a body', async () => {

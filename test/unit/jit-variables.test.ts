@@ -58,9 +58,9 @@ function valueOf(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
     }
     if (isEnumType(type)) return fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...type.getValues().map((v) => v.name)) }, { weight: 1, arbitrary: junk });
     if (isScalarType(type)) {
-      const scalar = SCALARS[type.name];
-      if (!scalar) throw new Error(`no values for scalar ${type.name}: add them to SCALARS`);
-      return scalar;
+      const values = SCALARS[type.name];
+      if (!values) throw new Error(`no values for scalar ${type.name}: add them to SCALARS`);
+      return values;
     }
     if (isInputObjectType(type)) {
       if (depth > 3) return fc.constant({});
