@@ -138,7 +138,7 @@ export class Metrics {
   readonly contentType = this.registry.contentType;
 
   private databaseGauges({ orm, pool, poolMax, tasks, logger }: ScrapeSources) {
-        new Gauge<'pool' | 'state'>({
+    new Gauge<'pool' | 'state'>({
       name: 'db_pool_connections',
       help: 'Database connections by pool (orm: requests and jobs\' SQL; gate: keys and rate limits) and state (used, idle)',
       labelNames: ['pool', 'state'],
