@@ -102,11 +102,12 @@ export async function measureLoad(
   const run = (arm: Arm, op: LoadOp, seconds: number): Promise<Shot> =>
     shoot(servers[arm]!, armRequest(arm, op, key), { connections: s.connections, seconds, dbCpu: s.dbCpu });
 
-  log(`warm-up: ${Math.max(s.warmSeconds, s.firstWarmSeconds)} s per arm on its first op, then ${s.warmSeconds} s per op and arm`);
+  const firstWarm = Math.max(s.warmSeconds, s.firstWarmSeconds);
+  log(`warm-up: ${firstWarm} s per arm on its first op, then ${s.warmSeconds} s per op and arm`);
   const warmed = new Set<Arm>();
   for (const { op } of results) {
     for (const arm of armsOf(op, s.arms)) {
-      await run(arm, op, warmed.has(arm) ? s.warmSeconds : Math.max(s.warmSeconds, s.firstWarmSeconds));
+      await run(arm, op, warmed.has(arm) ? s.warmSeconds : firstWarm);
       warmed.add(arm);
     }
   }
