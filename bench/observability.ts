@@ -59,6 +59,8 @@ export interface ObservabilityOptions {
   warmSeconds: number;
   connections: number;
   log: (line: string) => void;
+  /** BENCH_PROFILE=1: each arm's processes run with `--cpu-prof` into `<profileDir>/obs-<arm>`, summarised per arm. */
+  profileDir?: string;
 }
 
 export const OBSERVABILITY_GOALS = { metrics: 0.05, tracing: 0.1 };
@@ -103,7 +105,8 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       // Started, warmed and first measured in an order rotated per fork.
       for (let k = 0; k < arms.length; k++) {
         const i = (k + fork) % arms.length;
-        servers[i] = await startServer(`obs-${arms[i].id}`, o.args, { ...o.env, ...arms[i].env }, `${o.logDir}/obs-${arms[i].id}-${fork}.log`, o.node);
+        const prof = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}/obs-${arms[i].id}`] : [];
+        servers[i] = await startServer(`obs-${arms[i].id}`, [...prof, ...o.args], { ...o.env, ...arms[i].env }, `${o.logDir}/obs-${arms[i].id}-${fork}.log`, o.node);
       }
       // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
       for (const [i, arm] of arms.entries()) {

@@ -293,7 +293,9 @@ async function main() {
         warmSeconds: env('BENCH_OBS_WARM_SECONDS', 16),
         connections: settings.connections,
         log,
+        profileDir: profile ? PROFILE_DIR : undefined,
       });
+      if (profile) for (const arm of ['off', 'metrics', 'tracing']) fs.writeFileSync(path.join(OUT, `profile-obs-${arm}.txt`), summarizeProfiles(path.join(PROFILE_DIR, `obs-${arm}`), 60));
       log(`observability: ${observability.arms.map((a) => `${a.id} ${Math.round(a.rpsMedian)}/s (${a.vsOff.toFixed(3)}), ${a.cpuMs.toFixed(3)} ms CPU (${a.cpuVsOff.toFixed(3)})`).join(', ')}`);
     }
 

@@ -30,7 +30,7 @@ import { bodyPointer } from './rest/params';
 import { limitJsonDepth } from './common/json-depth';
 import { routes } from './rest/routes';
 import { openApiJson } from './openapi';
-import { openApiRouter } from './openapi/http';
+import { mountOpenApi } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
 import { ideRouter } from './graphql/ide';
@@ -114,12 +114,12 @@ export async function createApp(deps: AppDeps) {
   }
 
   // /livez and /readyz (Kubernetes probes), /health and /ready their aliases: no key.
-  app.use(health.router());
+  health.mount(app);
   // Without METRICS_PORT the scrape shares the service's port (main.ts serves it otherwise).
   if (metrics && config.metricsPort === undefined) app.get('/metrics', metricsHandler(metrics));
 
   // Before the /api/v1 gate: the contract and its docs page are readable without a key.
-  app.use(openApiRouter(() => openApiJson(schema)));
+  mountOpenApi(app, () => openApiJson(schema));
 
   // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
   const line = new CallerQueue(

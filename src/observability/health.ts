@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Router } from 'express';
+import type express from 'express';
 import type { Pool } from 'pg';
 import { problem, sendProblem } from '../errors/problem';
 import { REQUEST_ID } from './http';
@@ -20,8 +20,11 @@ export class Health {
 
   constructor(private readonly pool: Pool) {}
 
-  router(): Router {
-    const router = express.Router();
+  /**
+   * Registers the probes on the app itself, not on a router of their own: a router mounted at
+   * `/` is entered, and its layers walked, by every request the app serves.
+   */
+  mount(app: Pick<express.Express, 'get'>): void {
     const live = (_req: express.Request, res: express.Response) => {
       res.json({ status: 'ok' });
     };
@@ -30,9 +33,8 @@ export class Health {
       if (await this.databaseReachable()) return res.json({ status: 'ok' });
       sendProblem(res, problem(503, 'The database is not reachable'));
     };
-    router.get(['/livez', '/health'], live);
-    router.get(['/readyz', '/ready'], ready);
-    return router;
+    app.get(['/livez', '/health'], live);
+    app.get(['/readyz', '/ready'], ready);
   }
 
   private async databaseReachable(): Promise<boolean> {

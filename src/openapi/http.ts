@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import type express from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { problem, sendProblem } from '../errors/problem';
 import { DOCUMENT_PATH } from './document';
@@ -17,13 +17,14 @@ const UI_OPTIONS = {
  * `GET /api/v1/openapi.json` (`json` is called once, on the first request) and the
  * Swagger UI page at `/docs`. Mounted before the `/api/v1` key gate: reading the contract
  * needs no key. Every asset comes from swagger-ui-dist in node_modules, none from a CDN.
+ * Registered on the app itself (a router of their own mounted at `/` would be entered by
+ * every request); the UI's middleware is mounted at `/docs`, so other paths skip it.
  */
-export function openApiRouter(json: () => string): Router {
-  const router = express.Router();
+export function mountOpenApi(app: Pick<express.Express, 'get' | 'use'>, json: () => string): void {
   // Built on the first request, not at boot: a process nobody asks for its contract never
   // holds it, and the boot's peak memory does not include building it.
   let body: string | undefined;
-  router.get(`/api/v1${DOCUMENT_PATH}`, (req, res) => {
+  app.get(`/api/v1${DOCUMENT_PATH}`, (req, res) => {
     if (!req.accepts('application/json')) {
       sendProblem(res, problem(406, 'This document is only available as application/json'));
       return;
@@ -31,6 +32,5 @@ export function openApiRouter(json: () => string): Router {
     res.type('application/json').send((body ??= json()));
   });
   // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.
-  router.use('/docs', ...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
-  return router;
+  app.use('/docs', ...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
 }
