@@ -6,7 +6,7 @@ import { shoot, median } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24 } from './peers';
-import { runMain, startServer, type Server } from './proc';
+import { compileRawServer, runMain, startServer, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 
@@ -17,11 +17,17 @@ import { ADMIN_TOKEN } from './sql';
  * median of per-round ratios to the first set. After `npm run build`:
  *   VARIANTS='{"s16":"--max-old-space-size=192 --max-semi-space-size=16","s8":"--max-old-space-size=192 --max-semi-space-size=8","uncapped":""}' \
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node -r @swc-node/register bench/flags.ts
- * ROUNDS (3) and SECS (5) size the rounds; logs go to .data/bench/flags-<name>.log.
+ * ROUNDS (3) and SECS (5) size the rounds; logs go to .data/bench/flags-<name>.log. A variant
+ * whose name starts with `raw` runs bench/raw-server.ts (node:http + pg, the same answers) with
+ * its flags instead of the service: what Node itself costs under the same flags and load.
+ * OPS (default `groups20`): the bench's load operations to run, each in turn within a round
+ * (e.g. `groups20,groups100,memberships100`, the read routes of the full run's load phase);
+ * the CPU per request is the first operation's.
  */
 const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
 const rounds = Number(process.env.ROUNDS || 3);
 const seconds = Number(process.env.SECS || 5);
+const opIds = (process.env.OPS || 'groups20').split(',');
 async function main() {
   const db = await openBenchDatabase();
   const seeded = await seed(db.url);
@@ -30,16 +36,19 @@ async function main() {
   let key = '';
   try {
     for (const [name, flags] of Object.entries(variants)) {
-      servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), 'dist/src/main.js'], env, path.resolve(`.data/bench/flags-${name}.log`), node24());
-      if (!key) {
+      const entry = name.startsWith('raw') ? compileRawServer(path.resolve('.data/bench')) : 'dist/src/main.js';
+      servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), entry], env, path.resolve(`.data/bench/flags-${name}.log`), node24());
+      if (!key && !name.startsWith('raw')) {
         const res = await fetch(`${servers[name].url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
           body: JSON.stringify({ query: 'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', variables: { input: { communityId: seeded.communityId, rateLimitPerHour: 1_000_000_000 } } }) });
         key = ((await res.json()) as { data: { createApiKey: { key: string } } }).data.createApiKey.key;
       }
     }
     const boot = Object.fromEntries(Object.entries(servers).map(([n, s]) => [n, s.memory().peakMb]));
-    const op = loadOps(seeded).find((o) => o.id === 'groups20')!;
+    const ops = opIds.map((id) => loadOps(seeded).find((o) => o.id === id) ?? fail(`OPS: no load operation ${id}`));
+    const [op] = ops;
     const names = Object.keys(servers);
+    if (!key) fail('VARIANTS: at least one variant must run the service (it makes the API key)');
     for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: 1 });
     const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
     for (let r = 0; r < rounds; r++) {
@@ -47,6 +56,7 @@ async function main() {
       for (const n of order) {
         const s = await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds });
         (cpu[n] ??= []).push(s.cpuMs); (rps[n] ??= []).push(s.rps);
+        for (const other of ops.slice(1)) await shoot(servers[n], armRequest('rest', other, key), { connections: 64, seconds });
       }
       console.log(`round ${r + 1}: ${order.map((n) => `${n} ${rps[n][r].toFixed(0)}/s ${cpu[n][r].toFixed(2)}ms`).join(', ')}`);
     }
@@ -60,4 +70,8 @@ async function main() {
     await db.close();
   }
 }
+function fail(message: string): never {
+  throw new Error(`bench/flags.ts: ${message}`);
+}
+
 runMain(main);

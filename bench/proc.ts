@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
+import { transformFileSync } from '@swc/core';
 
 /** A server process under test; CPU and memory are read from /proc, so they are the server's alone. */
 export interface Server {
@@ -109,4 +111,15 @@ export function runMain(main: () => Promise<unknown>): void {
       process.exit(1);
     },
   );
+}
+
+/** bench/raw-server.ts compiled to `<dir>/raw-server.js` (under the repo, so `pg` resolves from node_modules); its path. */
+export function compileRawServer(dir: string): string {
+  const { code } = transformFileSync('bench/raw-server.ts', {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  });
+  const file = path.join(dir, 'raw-server.js');
+  fs.writeFileSync(file, code);
+  return file;
 }

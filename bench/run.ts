@@ -5,13 +5,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { transformFileSync } from '@swc/core';
 import { openBenchDatabase, serverVersion, type BenchDatabase } from './db';
 import { timeImport } from './import';
 import { ARMS, armsOf, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
-import { freePort, runMain, startServer, type Server } from './proc';
+import { compileRawServer, freePort, runMain, startServer, type Server } from './proc';
 import { attachInspector, inspectFlag } from './inspector';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
 import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
@@ -205,7 +204,7 @@ async function main() {
     const inspectPorts: Partial<Record<Arm, number>> = { rest: await freePort() };
     const service = await startServer('service', [...prof, inspectFlag(inspectPorts.rest!), ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
-    const raw = await startServer('raw', [compileRawServer()], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
+    const raw = await startServer('raw', [compileRawServer(OUT)], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
     servers.push(raw);
     nodes.rest = nodes.graphql = nodes.raw = nodeVersion(serviceNode);
     log(`service pid ${service.pid}${profile ? ' (profiling)' : ''}, raw pid ${raw.pid}, on Node ${nodes.rest}`);
@@ -447,16 +446,6 @@ async function measureNeighbour(url: string, seconds: number, concurrency: numbe
 }
 
 /** The raw server as plain JS, so it runs on bare node like dist/ (no compiler hook in its memory). */
-function compileRawServer(): string {
-  const { code } = transformFileSync('bench/raw-server.ts', {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'commonjs' },
-  });
-  const file = path.join(OUT, 'raw-server.js'); // under the repo, so `pg` resolves from node_modules
-  fs.writeFileSync(file, code);
-  return file;
-}
-
 function fail(message: string): never {
   throw new Error(`bench: ${message}`);
 }

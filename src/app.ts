@@ -33,7 +33,7 @@ import { openApiJson } from './openapi';
 import { mountOpenApi } from './openapi/http';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
-import { ideRouter } from './graphql/ide';
+import { mountIde } from './graphql/ide';
 import { attachSubscriptions } from './graphql/subscriptions';
 import { KEY_EVENTS } from './auth/key-cache';
 import type { RuntimeState } from './state';
@@ -146,7 +146,7 @@ export async function createApp(deps: AppDeps) {
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
-  if (config.graphqlSandbox) app.use(ideRouter());
+  if (config.graphqlSandbox) mountIde(app);
   app.use(
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import express, { type Router } from 'express';
+import type express from 'express';
 
 /** Where each IDE asset comes from: files of npm packages in node_modules, never a CDN. */
 const dir = (pkg: string) => path.dirname(require.resolve(`${pkg}/package.json`)); // the UMD files are not in "exports"
@@ -149,24 +149,23 @@ const PAGE = `<!doctype html>
  * A browser opening /graphql (GET, accepts HTML, no query) gets the IDE page; everything
  * else goes on to Apollo Server. Apollo Sandbox loads from Apollo's CDN when it can, and
  * otherwise the page falls back to GraphiQL served from these assets. Either starts only
- * once the page has an API key (asked for first, or GraphiQL's saved one).
+ * once the page has an API key (asked for first, or GraphiQL's saved one). Registered on the
+ * app itself, like the probes (src/observability/health.ts says why).
  */
-export function ideRouter(): Router {
-  const router = express.Router();
-  router.get('/graphql', (req, res, next) => {
+export function mountIde(app: Pick<express.Express, 'get'>): void {
+  app.get('/graphql', (req, res, next) => {
     if (req.query.query !== undefined || req.accepts(['application/json', 'text/html']) !== 'text/html') {
       next();
       return;
     }
     res.type('html').send(PAGE);
   });
-  router.get(`${IDE_ASSETS_PATH}loader.js`, (_req, res) => {
+  app.get(`${IDE_ASSETS_PATH}loader.js`, (_req, res) => {
     res.type('text/javascript').send(LOADER);
   });
   for (const [name, file] of Object.entries(ASSETS)) {
-    router.get(`${IDE_ASSETS_PATH}${name}`, (_req, res) => {
+    app.get(`${IDE_ASSETS_PATH}${name}`, (_req, res) => {
       res.sendFile(file, { maxAge: '1h' });
     });
   }
-  return router;
 }
