@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ConfigError } from '../config';
 
 export interface EmbeddedOptions {
   dir: string;
@@ -63,6 +64,32 @@ async function osUser(): Promise<{ uid?: number; gid?: number }> {
     await run('useradd', ['-g', USER, USER]).catch(() => undefined); // a concurrent start may have made it
     return ids();
   }
+}
+
+/**
+ * Run as root, PostgreSQL runs as the OS user `postgres`, which must be able to enter every
+ * folder above its data folder. A project under a 0700 folder (`/root`, a private home) cannot
+ * host it: say so, and what to do, instead of initdb's "could not access directory".
+ * Checked from the mode bits (owner, group, others), as the kernel checks them without ACLs.
+ */
+export function assertReachable(dir: string, ids: { uid?: number; gid?: number }): void {
+  if (ids.uid === undefined) return;
+  const blocked: string[] = [];
+  for (let at = path.dirname(path.resolve(dir)); ; at = path.dirname(at)) {
+    const st = fs.statSync(at, { throwIfNoEntry: false });
+    if (st) {
+      const bit = st.uid === ids.uid ? 0o100 : st.gid === ids.gid ? 0o010 : 0o001;
+      if (!(st.mode & bit)) blocked.push(`${at} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`);
+    }
+    if (at === path.dirname(at)) break;
+  }
+  if (!blocked.length) return;
+  throw new ConfigError(
+    `the embedded PostgreSQL cannot use ${dir}: running as root, it runs as the OS user "${USER}" (PostgreSQL refuses root), ` +
+      `and that user cannot enter ${blocked.reverse().join(', ')}. Keep its data where every user can enter ` +
+      `(EMBEDDED_PG_DIR=/var/lib/community-api/pg, for example), let it in (chmod o+x on the folder named), ` +
+      `or use a PostgreSQL server of your own (DATABASE_URL).`,
+  );
 }
 
 /** Server messages in English whatever the machine's language: start-up is detected by one of them. */
@@ -150,6 +177,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   if (runningPid(opts.dir)) return { url, stop: async () => undefined };
   const bin = await binaries();
   const ids = await osUser();
+  assertReachable(opts.dir, ids);
   const fast = opts.fast ?? false;
   if (!fs.existsSync(path.join(opts.dir, 'PG_VERSION'))) {
     if (fs.existsSync(opts.dir)) fs.rmSync(opts.dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/process';
+import { assertReachable } from '../../src/db/embedded';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -69,4 +70,46 @@ describe('npm start exits non-zero when the service cannot boot', () => {
       blocker.close();
     }
   }, 90_000);
+});
+
+describe('the embedded database under a folder its OS user cannot enter', () => {
+  const top = path.resolve(ROOT, '.data', `boot-test-0700-${process.pid}`);
+  afterAll(() => fs.rmSync(top, { recursive: true, force: true }));
+
+  // As root (CI), PostgreSQL runs as the OS user postgres, which cannot enter a 0700 folder of root's.
+  it.runIf(process.getuid?.() === 0)('npm start says which folder and what to do, not initdb\'s error, and exits 1', async () => {
+    fs.mkdirSync(path.join(top, 'inner'), { recursive: true });
+    fs.chmodSync(top, 0o700);
+    const { code, out } = await runService({
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      EMBEDDED_PG_DIR: path.join(top, 'inner', 'pg'),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      PORT: String(await freePort()),
+    });
+    expect(code, out).toBe(1);
+    expect(out).toContain(`configuration error: the embedded PostgreSQL cannot use ${path.join(top, 'inner', 'pg')}`);
+    expect(out).toContain(`cannot enter ${top} (mode 0700)`);
+    expect(out).toContain('EMBEDDED_PG_DIR=');
+    expect(out).not.toMatch(/initdb|\n\s+at /); // neither initdb's message nor a stack trace
+    expect(fs.existsSync(path.join(top, 'inner', 'pg'))).toBe(false);
+  }, 90_000);
+
+  it('judges a folder by the bits of the class the user is in: owner, else group, else others', () => {
+    const dir = path.join(top, 'bits');
+    fs.mkdirSync(path.join(dir, 'x'), { recursive: true });
+    const { uid, gid } = fs.statSync(dir);
+    const stranger = { uid: uid + 4242, gid: gid + 4242 };
+    const target = path.join(dir, 'x', 'pg');
+    fs.chmodSync(top, 0o755);
+    fs.chmodSync(dir, 0o701);
+    expect(() => assertReachable(target, stranger)).not.toThrow();
+    fs.chmodSync(dir, 0o770); // group and owner may, others may not
+    expect(() => assertReachable(target, stranger)).toThrow(`cannot enter ${dir} (mode 0770)`);
+    expect(() => assertReachable(target, { uid: stranger.uid, gid })).not.toThrow();
+    fs.chmodSync(dir, 0o077); // the owner's own bits decide for the owner, even when others may
+    expect(() => assertReachable(target, { uid, gid: stranger.gid })).toThrow(`cannot enter ${dir} (mode 0077)`);
+    expect(() => assertReachable(target, {})).not.toThrow(); // not root: PostgreSQL runs as this user
+    fs.chmodSync(dir, 0o755);
+  });
 });
