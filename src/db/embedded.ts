@@ -74,21 +74,21 @@ async function osUser(): Promise<{ uid?: number; gid?: number }> {
  */
 export function assertReachable(dir: string, ids: { uid?: number; gid?: number }): void {
   if (ids.uid === undefined) return;
-  const blocked: string[] = [];
+  const blocked: { dir: string; mode: number }[] = [];
   for (let at = path.dirname(path.resolve(dir)); ; at = path.dirname(at)) {
     const st = fs.statSync(at, { throwIfNoEntry: false });
     if (st) {
       const bit = st.uid === ids.uid ? 0o100 : st.gid === ids.gid ? 0o010 : 0o001;
-      if (!(st.mode & bit)) blocked.push(`${at} (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')})`);
+      if (!(st.mode & bit)) blocked.unshift({ dir: at, mode: st.mode & 0o777 });
     }
     if (at === path.dirname(at)) break;
   }
   if (!blocked.length) return;
   throw new ConfigError(
     `the embedded PostgreSQL cannot use ${dir}: running as root, it runs as the OS user "${USER}" (PostgreSQL refuses root), ` +
-      `and that user cannot enter ${blocked.reverse().join(', ')}. Keep its data where every user can enter ` +
-      `(EMBEDDED_PG_DIR=/var/lib/community-api/pg, for example), let it in (chmod o+x on the folder named), ` +
-      `or use a PostgreSQL server of your own (DATABASE_URL).`,
+      `and that user cannot enter ${blocked.map((b) => `${b.dir} (mode ${b.mode.toString(8).padStart(4, '0')})`).join(', ')}. ` +
+      `Put the data where every user can enter (the checkout elsewhere, or for the service EMBEDDED_PG_DIR=/var/lib/community-api/pg), ` +
+      `let the user in (chmod o+x ${blocked.map((b) => b.dir).join(' ')}), or use a PostgreSQL server of your own (DATABASE_URL).`,
   );
 }
 

@@ -91,6 +91,7 @@ describe('the embedded database under a folder its OS user cannot enter', () => 
     expect(out).toContain(`configuration error: the embedded PostgreSQL cannot use ${path.join(top, 'inner', 'pg')}`);
     expect(out).toContain(`cannot enter ${top} (mode 0700)`);
     expect(out).toContain('EMBEDDED_PG_DIR=');
+    expect(out).toContain(`chmod o+x ${top})`);
     expect(out).not.toMatch(/initdb|\n\s+at /); // neither initdb's message nor a stack trace
     expect(fs.existsSync(path.join(top, 'inner', 'pg'))).toBe(false);
   }, 90_000);
