@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { transformFileSync } from '@swc/core';
+import { compileScript } from './proc';
 
 /**
  * What the peer arms need, installed by the bench into .data/ (not the service's
@@ -51,11 +51,5 @@ export function preparePeer(peer: Peer): string {
     npm(['ci', '--prefix', prefix]);
     fs.writeFileSync(installed, lock);
   }
-  const { code } = transformFileSync('bench/postgraphile-server.ts', {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'commonjs' },
-  });
-  const file = path.join(prefix, 'server.js');
-  fs.writeFileSync(file, code);
-  return file;
+  return compileScript('bench/postgraphile-server.ts', path.join(prefix, 'server.js'));
 }

@@ -113,13 +113,15 @@ export function runMain(main: () => Promise<unknown>): void {
   );
 }
 
-/** bench/raw-server.ts compiled to `<dir>/raw-server.js` (under the repo, so `pg` resolves from node_modules); its path. */
-export function compileRawServer(dir: string): string {
-  const { code } = transformFileSync('bench/raw-server.ts', {
+/** A bench script (TypeScript) compiled to CommonJS at `file`, for a server process to run; `file`. */
+export function compileScript(source: string, file: string): string {
+  const { code } = transformFileSync(source, {
     jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
     module: { type: 'commonjs' },
   });
-  const file = path.join(dir, 'raw-server.js');
   fs.writeFileSync(file, code);
   return file;
 }
+
+/** bench/raw-server.ts compiled to `<dir>/raw-server.js` (under the repo, so `pg` resolves from node_modules); its path. */
+export const compileRawServer = (dir: string): string => compileScript('bench/raw-server.ts', path.join(dir, 'raw-server.js'));

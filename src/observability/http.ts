@@ -5,7 +5,8 @@ import type { Caller } from '../context';
 import { scrubUrl, type Logger } from '../logger';
 import { observeRequest, type Metrics } from './metrics';
 import { nameRequestSpan, UNSAMPLED } from './spans';
-import { tracingStarted, UNTRACED } from './tracing';
+import { PRESAMPLED_ROOT } from './sampling';
+import { propagationHeaders, requestRootRatio, tracingStarted, UNTRACED } from './tracing';
 
 const tracer = trace.getTracer('community-api');
 
@@ -17,10 +18,15 @@ const tracer = trace.getTracer('community-api');
  * context for every request, sampled or not, which was most of what tracing cost an unsampled
  * request. Here a request the sampler leaves out pays for the sampling decision and one
  * context switch into UNSAMPLED (src/observability/spans.ts): no span, and nothing under it
- * makes one.
+ * makes one; with `parentbased_traceidratio` and no trace context from the caller, the
+ * decision is a draw made before any OpenTelemetry call (src/observability/sampling.ts).
  */
 function startRequestSpan(req: Request, path: string): OtelContext {
-  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  // A request without its caller's trace context is drawn first (src/observability/sampling.ts):
+  // most are left out before any span, id or propagator is made.
+  const drawn = requestRootRatio !== undefined && !propagationHeaders.some((h) => req.headers[h] !== undefined);
+  if (drawn && !(Math.random() < requestRootRatio!)) return UNSAMPLED;
+  const parent = drawn ? PRESAMPLED_ROOT : propagation.extract(ROOT_CONTEXT, req.headers);
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
   if (!span.isRecording()) return UNSAMPLED;
   span.setAttributes({
@@ -31,7 +37,7 @@ function startRequestSpan(req: Request, path: string): OtelContext {
     ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
     ...(req.socket.remoteAddress ? { 'client.address': req.socket.remoteAddress } : {}),
   });
-  return trace.setSpan(parent, span);
+  return trace.setSpan(drawn ? ROOT_CONTEXT : parent, span);
 }
 
 function endRequestSpan(ctx: OtelContext, status: number): void {

@@ -12,6 +12,9 @@
  * graphql-jit, which graphql-js's instrumentation does not see. Express's instrumentation is
  * not used: it adds a span per middleware layer; the HTTP span carries the route template.
  */
+import { propagation } from '@opentelemetry/api';
+import { requestSampling } from './sampling';
+
 const env = process.env;
 const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
 const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '') || /^none$/i.test(env.OTEL_TRACES_EXPORTER ?? '');
@@ -20,6 +23,10 @@ const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '') || /^none$/i.test(e
 export const UNTRACED = new Set(['/livez', '/readyz', '/health', '/ready', '/metrics']);
 
 export let tracingStarted = false;
+/** The ratio a request without a caller's trace context is drawn at before any span (src/observability/sampling.ts). */
+export let requestRootRatio: number | undefined;
+/** The headers the configured propagators read: a request carrying none of them has no parent. */
+export let propagationHeaders: string[] = [];
 let shutdownSdk: (() => Promise<void>) | undefined;
 
 if (endpoint && !disabled) {
@@ -29,7 +36,9 @@ if (endpoint && !disabled) {
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { GraphQLInstrumentation } = require('@opentelemetry/instrumentation-graphql') as typeof import('@opentelemetry/instrumentation-graphql');
   /* eslint-enable @typescript-eslint/no-require-imports */
+  const sampling = requestSampling(env);
   const sdk = new NodeSDK({
+    ...(sampling.sampler ? { sampler: sampling.sampler } : {}),
     serviceName: env.OTEL_SERVICE_NAME ? undefined : 'community-api',
     // Traces only: metrics are Prometheus (GET /metrics), logs are pino lines on stdout,
     // unless the operator asks the SDK for them with OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER.
@@ -48,6 +57,8 @@ if (endpoint && !disabled) {
   });
   sdk.start();
   tracingStarted = true;
+  requestRootRatio = sampling.rootRatio;
+  propagationHeaders = propagation.fields().map((f) => f.toLowerCase());
   shutdownSdk = () => sdk.shutdown();
 }
 

@@ -185,3 +185,60 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     }
   });
 });
+
+// OTEL_TRACES_SAMPLER=parentbased_traceidratio: a request without its caller's trace context is
+// drawn before any OpenTelemetry call (src/observability/sampling.ts).
+describe('tracing, sampling drawn before any span (parentbased_traceidratio)', () => {
+  const SERVER = 2;
+  const started: { otlp: Awaited<ReturnType<typeof startOtlpReceiver>>; service: ServiceProcess; key: string }[] = [];
+  const traced = async (ratio: string) => {
+    const otlp = await startOtlpReceiver();
+    const service = await startService({
+      DATABASE_URL: inject('databaseUrl'),
+      ADMIN_TOKEN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: ratio,
+    });
+    const { key } = await serviceTenant(service.url, ADMIN_TOKEN, `drawn ${ratio}`);
+    started.push({ otlp, service, key });
+    return { otlp, service, key };
+  };
+  afterAll(async () => {
+    for (const s of started) {
+      await s.service.stop();
+      await s.otlp.close();
+    }
+  });
+
+  it('at 0: a request without trace context makes no trace at all; a caller\'s sampled traceparent is still followed', async () => {
+    const { otlp, service, key } = await traced('0');
+    const known = new Set(otlp.spans.map((s) => s.traceId));
+    for (let i = 0; i < 5; i++) expect((await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key } })).status).toBe(200);
+    const caller = randomBytes(16).toString('hex');
+    const res = await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key, traceparent: `00-${caller}-${randomBytes(8).toString('hex')}-01` } });
+    expect(res.status).toBe(200);
+    // The followed request's spans arrive after any the five would have made.
+    await otlp.until((spans) => spans.filter((s) => s.traceId === caller).length >= 3);
+    const roots = otlp.spans.filter((s) => !known.has(s.traceId) && s.traceId !== caller && !s.parentSpanId);
+    expect(roots.filter((s) => !s.name.startsWith('job ')).map((s) => s.name)).toEqual([]);
+  });
+
+  it('a drawn request is a whole trace of its own: the server span as its root, the operation and its SQL under it', async () => {
+    // Drawn with a probability of 1 - 1e-9: every request here is.
+    const { otlp, service, key } = await traced('0.999999999');
+    const res = await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key, 'x-request-id': 'drawn-1' } });
+    expect(res.status).toBe(200);
+    await otlp.until((spans) => spans.some((s) => s.kind === SERVER && s.name === 'GET /api/v1/groups'));
+    const server = otlp.spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/groups')!;
+    expect(server.parentSpanId).toBeFalsy();
+    await otlp.until((spans) => spans.filter((s) => s.traceId === server.traceId).length >= 3);
+    const trace = otlp.spans.filter((s) => s.traceId === server.traceId);
+    const operation = trace.find((s) => s.name === 'query getGroups')!;
+    expect(operation?.parentSpanId).toBe(server.spanId);
+    const sql = trace.filter((s) => s.attributes['db.system.name'] === 'postgresql' || s.attributes['db.system'] === 'postgresql');
+    expect(sql.filter((s) => s.parentSpanId === operation.spanId).length).toBeGreaterThanOrEqual(1);
+  });
+});
