@@ -45,7 +45,8 @@ async function main() {
       }
     }
     const boot = Object.fromEntries(Object.entries(servers).map(([n, s]) => [n, s.memory().peakMb]));
-    const ops = opIds.map((id) => loadOps(seeded).find((o) => o.id === id) ?? fail(`OPS: no load operation ${id}`));
+    const known = loadOps(seeded);
+    const ops = opIds.map((id) => known.find((o) => o.id === id) ?? fail(`OPS: no load operation ${id}`));
     const [op] = ops;
     const names = Object.keys(servers);
     if (!key) fail('VARIANTS: at least one variant must run the service (it makes the API key)');
@@ -70,6 +71,7 @@ async function main() {
     await db.close();
   }
 }
+
 function fail(message: string): never {
   throw new Error(`bench/flags.ts: ${message}`);
 }

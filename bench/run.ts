@@ -294,7 +294,7 @@ async function main() {
         log,
         profileDir: profile ? PROFILE_DIR : undefined,
       });
-      if (profile) for (const arm of ['off', 'metrics', 'tracing']) fs.writeFileSync(path.join(OUT, `profile-obs-${arm}.txt`), summarizeProfiles(path.join(PROFILE_DIR, `obs-${arm}`), 60));
+      if (profile) for (const { id } of observability.arms) fs.writeFileSync(path.join(OUT, `profile-obs-${id}.txt`), summarizeProfiles(path.join(PROFILE_DIR, `obs-${id}`), 60));
       log(`observability: ${observability.arms.map((a) => `${a.id} ${Math.round(a.rpsMedian)}/s (${a.vsOff.toFixed(3)}), ${a.cpuMs.toFixed(3)} ms CPU (${a.cpuVsOff.toFixed(3)})`).join(', ')}`);
     }
 

@@ -24,8 +24,9 @@ const tracer = trace.getTracer('community-api');
 function startRequestSpan(req: Request, path: string): OtelContext {
   // A request without its caller's trace context is drawn first (src/observability/sampling.ts):
   // most are left out before any span, id or propagator is made.
-  const drawn = requestRootRatio !== undefined && !propagationHeaders.some((h) => req.headers[h] !== undefined);
-  if (drawn && !(Math.random() < requestRootRatio!)) return UNSAMPLED;
+  const ratio = requestRootRatio;
+  const drawn = ratio !== undefined && !propagationHeaders.some((h) => req.headers[h] !== undefined);
+  if (drawn && !(Math.random() < ratio)) return UNSAMPLED;
   const parent = drawn ? PRESAMPLED_ROOT : propagation.extract(ROOT_CONTEXT, req.headers);
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
   if (!span.isRecording()) return UNSAMPLED;

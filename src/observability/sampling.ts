@@ -12,7 +12,7 @@ import type { Sampler, SamplingResult } from '@opentelemetry/sdk-trace';
  * instead of read from the trace id, which nothing downstream can tell from the outside: the
  * caller sent no trace, and the services this one calls follow its sampled flag.
  */
-export const PRESAMPLED = createContextKey('community-api.presampled');
+const PRESAMPLED = createContextKey('community-api.presampled');
 
 /** The context a drawn request's server span starts under. */
 export const PRESAMPLED_ROOT = ROOT_CONTEXT.setValue(PRESAMPLED, true);
