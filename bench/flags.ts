@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { openBenchDatabase } from './db';
 import { shoot, median } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24 } from './peers';
-import { compileRawServer, runMain, startServer, type Server } from './proc';
+import { compileRawServer, runMain, startServer, threadCpuMs, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 
@@ -22,13 +24,21 @@ import { ADMIN_TOKEN } from './sql';
  * its flags instead of the service: what Node itself costs under the same flags and load.
  * OPS (default `groups20`): the bench's load operations to run, each in turn within a round
  * (e.g. `groups20,groups100,memberships100`, the read routes of the full run's load phase);
- * the CPU per request is the first operation's.
+ * the CPU per request is the first operation's. VARIANT_ENV (JSON, variant name -> variables)
+ * adds environment of a variant's own, e.g. tracing for one: `{"traced":{"OTEL_TRACES_SAMPLER":
+ * "parentbased_traceidratio","OTEL_TRACES_SAMPLER_ARG":"0.1"}}`; a variant whose environment
+ * names `OTEL_EXPORTER_OTLP_ENDPOINT: "sink"` exports to a receiver in this process that
+ * counts and drops what it gets. THREADS=1 prints each process's CPU per request over the rounds
+ * by thread: the main thread, and V8's workers (the collector's parallel and concurrent work,
+ * optimising compilers), which /proc counts in the process's CPU and a CPU profile does not.
  */
 const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
 const rounds = Number(process.env.ROUNDS || 3);
 const seconds = Number(process.env.SECS || 5);
 const opIds = (process.env.OPS || 'groups20').split(',');
+const variantEnv: Record<string, Record<string, string>> = JSON.parse(process.env.VARIANT_ENV || '{}');
 async function main() {
+  const sink = await otlpSink();
   const db = await openBenchDatabase();
   const seeded = await seed(db.url);
   const env = { DATABASE_URL: db.url, PUBLIC_BASE_URL: 'http://bench.invalid', LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN, SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64') };
@@ -37,7 +47,8 @@ async function main() {
   try {
     for (const [name, flags] of Object.entries(variants)) {
       const entry = name.startsWith('raw') ? compileRawServer(path.resolve('.data/bench')) : 'dist/src/main.js';
-      servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), entry], env, path.resolve(`.data/bench/flags-${name}.log`), node24());
+      const own = Object.fromEntries(Object.entries(variantEnv[name] ?? {}).map(([k, v]) => [k, k === 'OTEL_EXPORTER_OTLP_ENDPOINT' && v === 'sink' ? sink.url : v]));
+      servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), entry], { ...env, ...own }, path.resolve(`.data/bench/flags-${name}.log`), node24());
       if (!key && !name.startsWith('raw')) {
         const res = await fetch(`${servers[name].url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
           body: JSON.stringify({ query: 'mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', variables: { input: { communityId: seeded.communityId, rateLimitPerHour: 1_000_000_000 } } }) });
@@ -52,14 +63,25 @@ async function main() {
     if (!key) fail('VARIANTS: at least one variant must run the service (it makes the API key)');
     for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: 1 });
     const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
+    const threadsBefore = Object.fromEntries(names.map((n) => [n, threadCpuMs(servers[n].pid)]));
+    const answered: Record<string, number> = {};
     for (let r = 0; r < rounds; r++) {
       const order = names.map((_, i) => names[(i + r) % names.length]);
       for (const n of order) {
         const s = await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds });
         (cpu[n] ??= []).push(s.cpuMs); (rps[n] ??= []).push(s.rps);
+        answered[n] = (answered[n] ?? 0) + s.rps * seconds;
         for (const other of ops.slice(1)) await shoot(servers[n], armRequest('rest', other, key), { connections: 64, seconds });
       }
       console.log(`round ${r + 1}: ${order.map((n) => `${n} ${rps[n][r].toFixed(0)}/s ${cpu[n][r].toFixed(2)}ms`).join(', ')}`);
+    }
+    // THREADS=1: each process's CPU over the rounds by thread, per request (us): GC helpers and libuv's pool work off the main thread.
+    if (process.env.THREADS === '1') {
+      for (const n of names) {
+        const after = threadCpuMs(servers[n].pid);
+        const per = Object.entries(after).map(([t, ms]) => `${t} ${(((ms - (threadsBefore[n][t] ?? 0)) * 1000) / answered[n]).toFixed(1)}`);
+        console.log(`${n} CPU us per request by thread: ${per.join(', ')}`);
+      }
     }
     const base = names[0];
     for (const n of names) {
@@ -69,7 +91,23 @@ async function main() {
   } finally {
     for (const s of Object.values(servers)) await s.stop().catch(() => undefined);
     await db.close();
+    if (sink.requests) console.log(`OTLP receiver: ${sink.requests} export requests, ${(sink.bytes / 1024).toFixed(0)} KiB`);
+    sink.server.close();
   }
+}
+
+/** A local OTLP/HTTP receiver that counts what it gets and answers 200. */
+async function otlpSink() {
+  const state = { requests: 0, bytes: 0, url: '', server: http.createServer((req, res) => {
+    req.on('data', (c: Buffer) => (state.bytes += c.length));
+    req.on('end', () => {
+      state.requests++;
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
+    });
+  }) };
+  await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', () => resolve()));
+  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
+  return state;
 }
 
 function fail(message: string): never {

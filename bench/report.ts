@@ -248,7 +248,7 @@ function neighbourSection(nb: NeighbourReport): string[] {
   return [
     '## Noisy neighbour (ms, client wall time)',
     '',
-    `Key B of community B reads \`GET /api/v1/groups/{id}\` two at a time for ${nb.seconds} s, first alone, then while key A of community A sends ` +
+    `Key B of community B reads \`GET /api/v1/groups/{id}\` two at a time for ${nb.seconds} s (timed in a worker thread of its own), first alone, then while key A of community A sends ` +
       `the most expensive documents and requests the limits allow at concurrency ${nb.concurrency} (\`bench/neighbour.ts\`).`,
     '',
     ...table(

@@ -122,12 +122,13 @@ export async function createApp(deps: AppDeps) {
   mountOpenApi(app, () => openApiJson(schema));
 
   // One caller's requests are processed a few at a time; the rest wait in its line (src/http/caller-queue.ts).
-  const line = new CallerQueue(
-    config.requestsPerCaller,
-    config.callerQueueWaitMs,
-    metrics && { waited: () => metrics.callerQueueWaits.inc(), refused: () => metrics.callerQueueRefusals.inc() },
-    Math.max(config.requestsPerCaller, config.requestsPerCallerAlone),
-  );
+  const line = new CallerQueue({
+    perCaller: config.requestsPerCaller,
+    waitMs: config.callerQueueWaitMs,
+    observer: metrics && { waited: () => metrics.callerQueueWaits.inc(), refused: () => metrics.callerQueueRefusals.inc() },
+    alone: Math.max(config.requestsPerCaller, config.requestsPerCallerAlone),
+    heavyMs: config.heavyCallerMs,
+  });
   state.set(CALLER_LINE, line);
   app.use(['/api/v1', '/graphql'], callerLine(line));
 

@@ -29,6 +29,8 @@ export interface Config {
   requestsPerCaller: number;
   /** The same for a caller alone. */
   requestsPerCallerAlone: number;
+  /** A caller whose requests lately averaged this long in progress (ms) has one at a time while others are about. */
+  heavyCallerMs: number;
   /** How long a request waits in its caller's line before a 503. */
   callerQueueWaitMs: number;
   /** Row-level security on request work (src/db/tenancy.ts); off only to measure its cost. */
@@ -176,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbConnectionsPerCaller: int(env, 'DB_CONNECTIONS_PER_CALLER', 4, 1, 200),
     requestsPerCaller: int(env, 'REQUESTS_PER_CALLER', 4, 1, 10_000),
     requestsPerCallerAlone: int(env, 'REQUESTS_PER_CALLER_ALONE', 64, 1, 10_000),
+    heavyCallerMs: int(env, 'HEAVY_CALLER_MS', 10, 1, 600_000),
     callerQueueWaitMs: int(env, 'CALLER_QUEUE_WAIT_SECONDS', 10, 1, 120) * 1000,
     dbRowSecurity: bool(env, 'DB_ROW_SECURITY', true),
     dbCallerWaitMs: int(env, 'DB_CALLER_WAIT_SECONDS', 5, 1, 60) * 1000,

@@ -9,7 +9,7 @@ import { rawRequest } from '../helpers/raw-request';
 
 describe('CallerQueue', () => {
   it('admits perCaller at once, lines up the rest first come first served, passes each freed place to the next', () => {
-    const q = new CallerQueue(2, 60_000, undefined, 2);
+    const q = new CallerQueue({ perCaller: 2, waitMs: 60_000 });
     const started: string[] = [];
     const releases = new Map<string, () => void>();
     const enter = (caller: string, name: string) =>
@@ -40,7 +40,7 @@ describe('CallerQueue', () => {
 
   it('a caller alone may have `alone` in progress; while another caller is about (a request within ABOUT_MS), `perCaller`', () => {
     let now = 0;
-    const q = new CallerQueue(2, 60_000, undefined, 5, () => now);
+    const q = new CallerQueue({ perCaller: 2, waitMs: 60_000, alone: 5, now: () => now });
     const releases: (() => void)[] = [];
     const enter = (caller: string) => q.enter(caller, (release) => releases.push(release), () => undefined);
     for (let i = 0; i < 6; i++) enter('a');
@@ -58,8 +58,55 @@ describe('CallerQueue', () => {
     expect([q.running('a'), q.waiting('a')]).toEqual([5, 0]);
   });
 
+  it('a heavy caller (its requests average heavyMs or more in progress) has one in progress while another is about; a light one keeps perCaller', () => {
+    let now = 0;
+    const q = new CallerQueue({ perCaller: 3, waitMs: 60_000, alone: 8, heavyMs: 10, now: () => now });
+    const releases = new Map<string, (() => void)[]>();
+    const enter = (caller: string) => q.enter(caller, (release) => releases.set(caller, [...(releases.get(caller) ?? []), release]), () => undefined);
+    const releaseNext = (caller: string) => releases.get(caller)!.shift()!();
+    for (let i = 0; i < 4; i++) enter('a');
+    enter('b'); // b is about from now on
+    enter('b');
+    expect([q.running('a'), q.running('b')]).toEqual([4, 2]);
+    expect(q.heavy('a')).toBe(false); // none of its requests has ended yet
+    now = 40;
+    releaseNext('a'); // 40 ms in progress: a is heavy now, and over its cap of one
+    expect(q.heavy('a')).toBe(true);
+    for (let i = 0; i < 3; i++) enter('a');
+    expect([q.running('a'), q.waiting('a')]).toEqual([3, 3]);
+    releaseNext('a');
+    releaseNext('a');
+    expect([q.running('a'), q.waiting('a')]).toEqual([1, 3]);
+    releaseNext('a'); // the freed place goes to the next in line, one at a time
+    expect([q.running('a'), q.waiting('a')]).toEqual([1, 2]);
+    // b's requests were quick: it stays light and keeps three in progress.
+    now = 41;
+    releaseNext('b');
+    releaseNext('b');
+    expect(q.heavy('b')).toBe(false);
+    for (let i = 0; i < 4; i++) enter('b');
+    expect([q.running('b'), q.waiting('b')]).toEqual([3, 1]);
+    // Quick requests bring the average down again (each weighs a quarter).
+    for (let i = 0; i < 8; i++) {
+      now += 1;
+      releaseNext('a');
+      enter('a');
+    }
+    expect(q.heavy('a')).toBe(false);
+    // Alone again, a heavy caller has `alone` in progress: nobody waits behind it.
+    const c = new CallerQueue({ perCaller: 2, waitMs: 60_000, alone: 4, heavyMs: 10, now: () => now });
+    const cReleases: (() => void)[] = [];
+    c.enter('c', (r) => cReleases.push(r), () => undefined);
+    now += 50;
+    c.enter('c', (r) => cReleases.push(r), () => undefined);
+    cReleases.shift()!();
+    expect(c.heavy('c')).toBe(true);
+    for (let i = 0; i < 3; i++) c.enter('c', (r) => cReleases.push(r), () => undefined);
+    expect([c.running('c'), c.waiting('c')]).toEqual([4, 0]);
+  });
+
   it('refuses a request that waited waitMs, and forgets an idle caller', async () => {
-    const q = new CallerQueue(1, 50, undefined, 1);
+    const q = new CallerQueue({ perCaller: 1, waitMs: 50 });
     let release: (() => void) | undefined;
     const outcome: string[] = [];
     q.enter('a', (r) => (release = r), () => outcome.push('first refused'));
