@@ -21,7 +21,7 @@ import { slot } from '../state';
  * thread while the others wait on the database, and every other caller's request waits
  * behind it at each step; with one, the thread is free for the others whenever that one waits.
  * Measured with the noisy-neighbour scenario (docs/architecture.md): B's median under A's
- * attack fell from 19.4 ms (A with 4 in progress) to 3.5 ms, for 7% fewer of A's answers.
+ * attack fell from 19.4 ms (A with 4 in progress) to 2.0-2.5 ms, A answering as many.
  * Light callers keep `perCaller`, so their concurrent requests still overlap (two requests
  * with one Idempotency-Key, a client's parallel reads).
  *
