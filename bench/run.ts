@@ -121,10 +121,16 @@ async function runSearch(service: Server, dbUrl: string, _pgVersion: string, _la
   return report;
 }
 
+/**
+ * The commit measured, read when the run starts: by its end the run has written RESULTS.md
+ * itself (the search section), which would mark every run as having uncommitted changes.
+ */
+const commitMeasured = git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain']) ? ' (with uncommitted changes)' : '');
+
 function searchMeta(pgVersion: string, label: string, node: string, load: number[]) {
   return {
     date: new Date().toISOString(),
-    commit: git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain']) ? ' (with uncommitted changes)' : ''),
+    commit: commitMeasured,
     database: `PostgreSQL ${pgVersion}, ${label}`,
     node,
     load,
@@ -338,7 +344,7 @@ async function main() {
     const results: BenchResults = {
       meta: {
         date: new Date().toISOString(),
-        commit: git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain']) ? ' (with uncommitted changes)' : ''),
+        commit: commitMeasured,
         cpu: os.cpus()[0]?.model ?? 'unknown',
         cores: os.cpus().length,
         memoryGb: os.totalmem() / 2 ** 30,
