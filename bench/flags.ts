@@ -1,14 +1,12 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { openBenchDatabase } from './db';
 import { shoot, median } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24 } from './peers';
-import { compileRawServer, runMain, startServer, threadCpuMs, type Server } from './proc';
+import { compileRawServer, otlpSink, runMain, startServer, threadCpuMs, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 
@@ -91,23 +89,9 @@ async function main() {
   } finally {
     for (const s of Object.values(servers)) await s.stop().catch(() => undefined);
     await db.close();
-    if (sink.requests) console.log(`OTLP receiver: ${sink.requests} export requests, ${(sink.bytes / 1024).toFixed(0)} KiB`);
-    sink.server.close();
+    if (sink.exported.requests) console.log(`OTLP receiver: ${sink.exported.requests} export requests, ${(sink.exported.bytes / 1024).toFixed(0)} KiB`);
+    await sink.close();
   }
-}
-
-/** A local OTLP/HTTP receiver that counts what it gets and answers 200. */
-async function otlpSink() {
-  const state = { requests: 0, bytes: 0, url: '', server: http.createServer((req, res) => {
-    req.on('data', (c: Buffer) => (state.bytes += c.length));
-    req.on('end', () => {
-      state.requests++;
-      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
-    });
-  }) };
-  await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', () => resolve()));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
-  return state;
 }
 
 function fail(message: string): never {

@@ -1,7 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { median, shoot } from './load';
-import { startServer, type Server } from './proc';
+import { otlpSink, startServer, type Server } from './proc';
 
 /**
  * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): three
@@ -66,16 +64,9 @@ export interface ObservabilityOptions {
 export const OBSERVABILITY_GOALS = { metrics: 0.05, tracing: 0.1 };
 
 export async function timeObservability(o: ObservabilityOptions): Promise<ObservabilityReport> {
-  const exported = { requests: 0, bytes: 0 };
-  const sink = http.createServer((req, res) => {
-    req.on('data', (c: Buffer) => (exported.bytes += c.length));
-    req.on('end', () => {
-      exported.requests++;
-      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
-    });
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
-  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+  const sink = await otlpSink();
+  const { exported } = sink;
+  const sinkUrl = sink.url;
   const arms: { id: ObservabilityArm['id']; label: string; env: Record<string, string> }[] = [
     { id: 'off', label: 'metrics and tracing off', env: { METRICS_ENABLED: 'false' } },
     { id: 'metrics', label: 'metrics on (scraped every second)', env: { METRICS_ENABLED: 'true' } },
@@ -145,7 +136,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
     };
   } finally {
     await stopAll();
-    await new Promise((r) => sink.close(r));
+    await sink.close();
   }
 }
 

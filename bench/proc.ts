@@ -1,8 +1,30 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { transformFileSync } from '@swc/core';
+
+/** A local OTLP/HTTP receiver: counts the export requests and bytes it gets, answers 200, keeps nothing. */
+export interface OtlpSink {
+  url: string;
+  exported: { requests: number; bytes: number };
+  close(): Promise<void>;
+}
+
+export async function otlpSink(): Promise<OtlpSink> {
+  const exported = { requests: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (c: Buffer) => (exported.bytes += c.length));
+    req.on('end', () => {
+      exported.requests++;
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, exported, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
 
 /** A server process under test; CPU and memory are read from /proc, so they are the server's alone. */
 export interface Server {

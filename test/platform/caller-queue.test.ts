@@ -117,6 +117,33 @@ describe('CallerQueue', () => {
   });
 });
 
+/** A POST whose body is still on its way: it holds its caller's place until `finish`. */
+function slowPost(port: number, key: string, body: string) {
+  const req = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/api/v1/groups',
+    headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) },
+  });
+  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+  });
+  req.write(body.slice(0, 5));
+  return { answer, finish: () => void req.end(body.slice(5)) };
+}
+
+/** Polls `condition` every 5 ms for up to 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(condition()).toBe(true);
+}
+
 describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () => {
   let app: TestApp;
   let a: Tenant;
@@ -136,27 +163,6 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
     await app.close();
   });
 
-  /** A POST whose body is still on its way: it holds its caller's place until `finish`. */
-  function slowPost(key: string, body: string) {
-    const req = http.request({
-      host: '127.0.0.1',
-      port,
-      method: 'POST',
-      path: '/api/v1/groups',
-      headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(body.length) },
-    });
-    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-      req.on('error', reject);
-    });
-    req.write(body.slice(0, 5));
-    return { answer, finish: () => void req.end(body.slice(5)) };
-  }
-
   const admitted = async (key: string) => {
     const line = app.runtime.state.get(CALLER_LINE);
     for (let i = 0; i < 1000 && line.running(`k:${key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
@@ -164,7 +170,7 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
   };
 
   it('a second request of the same key waits for the first; another key is served meanwhile', async () => {
-    const first = slowPost(a.key, JSON.stringify({ name: 'first' }));
+    const first = slowPost(port, a.key, JSON.stringify({ name: 'first' }));
     // The first holds A's only place while its body is on its way.
     await admitted(a.key);
     let secondDone = false;
@@ -184,7 +190,7 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
   });
 
   it('a request that waited CALLER_QUEUE_WAIT_SECONDS gets 503 with Retry-After, and nothing of it ran', async () => {
-    const first = slowPost(a.key, JSON.stringify({ name: 'holder' }));
+    const first = slowPost(port, a.key, JSON.stringify({ name: 'holder' }));
     await admitted(a.key);
     const refused = await rawRequest(port, {
       method: 'POST',
@@ -200,5 +206,57 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
     expect((await first.answer).status).toBe(201);
     const names = await rawRequest(port, { method: 'GET', path: '/api/v1/groups?limit=100', headers: { 'x-api-key': a.key } });
     expect(names.body.results.map((g: { name: string }) => g.name)).not.toContain('never written');
+  });
+});
+
+describe('a heavy caller over HTTP (REQUESTS_PER_CALLER=4, HEAVY_CALLER_MS=10)', () => {
+  let app: TestApp;
+  let a: Tenant;
+  let b: Tenant;
+  let server: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    app = await startTestApp({ REQUESTS_PER_CALLER: '4', HEAVY_CALLER_MS: '10' });
+    a = await app.tenant();
+    b = await app.tenant();
+    server = await listen(app.runtime.app, 0);
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await app.close();
+  });
+
+  it('a caller whose requests took 10 ms or more has one in progress while another is about; a light caller keeps 4', async () => {
+    const line = app.runtime.state.get(CALLER_LINE);
+    const [callerA, callerB] = [`k:${a.key}`, `k:${b.key}`];
+    // A: two requests in progress; one of them 30 ms or more (its body comes late), which makes A heavy.
+    const held = slowPost(port, a.key, JSON.stringify({ name: 'held' }));
+    const slow = slowPost(port, a.key, JSON.stringify({ name: 'slow' }));
+    await until(() => line.running(callerA) === 2);
+    await new Promise((r) => setTimeout(r, 30));
+    slow.finish();
+    expect((await slow.answer).status).toBe(201);
+    expect(line.heavy(callerA)).toBe(true);
+    // B is light: with a request of its own in progress, and A about, its next one is served at once.
+    const bHeld = slowPost(port, b.key, JSON.stringify({ name: 'b held' }));
+    await until(() => line.running(callerB) === 1);
+    expect((await rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': b.key } })).status).toBe(200);
+    expect(line.heavy(callerB)).toBe(false);
+    // A, heavy with B about, already has its one request in progress: its next one waits for it.
+    let done = false;
+    const next = rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': a.key } }).then((r) => {
+      done = true;
+      return r;
+    });
+    await until(() => line.waiting(callerA) === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    held.finish();
+    expect((await held.answer).status).toBe(201);
+    expect((await next).status).toBe(200);
+    bHeld.finish();
+    expect((await bHeld.answer).status).toBe(201);
   });
 });
