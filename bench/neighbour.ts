@@ -145,6 +145,8 @@ function readB(n: Neighbours, seconds: number): Promise<NeighbourRun['b']> {
       void worker.terminate();
     });
     worker.once('error', reject);
+    // Without its message (it could not start, or ended early), B's run has no answers to give.
+    worker.once('exit', (code) => reject(new Error(`bench/neighbour.ts: B's reader ended (exit code ${code}) before it reported`)));
   });
 }
 

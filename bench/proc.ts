@@ -100,6 +100,8 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
  */
 export async function startServer(name: string, args: string[], env: Record<string, string>, logFile: string, node = process.execPath): Promise<Server> {
   const port = await freePort();
+  // Its folder first: without it the stream's error would end the bench and leave the child running.
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const logStream = fs.createWriteStream(logFile);
   const child = spawn(node, args, {
     env: { ...process.env, ...env, PORT: String(port) },
