@@ -144,44 +144,46 @@ async function until(condition: () => boolean): Promise<void> {
   expect(condition()).toBe(true);
 }
 
-describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () => {
-  let app: TestApp;
-  let a: Tenant;
-  let b: Tenant;
+/** A test app listening on a port of its own, with keys of two communities: started before a describe's tests, closed after. */
+function appWithTwoKeys(env: Record<string, string>) {
+  const t = {} as { app: TestApp; a: Tenant; b: Tenant; port: number };
   let server: Server;
-  let port: number;
-
   beforeAll(async () => {
-    app = await startTestApp({ REQUESTS_PER_CALLER: '1', REQUESTS_PER_CALLER_ALONE: '1', CALLER_QUEUE_WAIT_SECONDS: '1' });
-    a = await app.tenant();
-    b = await app.tenant();
-    server = await listen(app.runtime.app, 0);
-    port = (server.address() as AddressInfo).port;
+    t.app = await startTestApp(env);
+    t.a = await t.app.tenant();
+    t.b = await t.app.tenant();
+    server = await listen(t.app.runtime.app, 0);
+    t.port = (server.address() as AddressInfo).port;
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    await app.close();
+    await t.app.close();
   });
+  return t;
+}
+
+describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () => {
+  const t = appWithTwoKeys({ REQUESTS_PER_CALLER: '1', REQUESTS_PER_CALLER_ALONE: '1', CALLER_QUEUE_WAIT_SECONDS: '1' });
 
   const admitted = async (key: string) => {
-    const line = app.runtime.state.get(CALLER_LINE);
+    const line = t.app.runtime.state.get(CALLER_LINE);
     for (let i = 0; i < 1000 && line.running(`k:${key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(line.running(`k:${key}`)).toBe(1);
   };
 
   it('a second request of the same key waits for the first; another key is served meanwhile', async () => {
-    const first = slowPost(port, a.key, JSON.stringify({ name: 'first' }));
+    const first = slowPost(t.port, t.a.key, JSON.stringify({ name: 'first' }));
     // The first holds A's only place while its body is on its way.
-    await admitted(a.key);
+    await admitted(t.a.key);
     let secondDone = false;
-    const second = rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': a.key } }).then((r) => {
+    const second = rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.a.key } }).then((r) => {
       secondDone = true;
       return r;
     });
-    const line = app.runtime.state.get(CALLER_LINE);
-    for (let i = 0; i < 1000 && line.waiting(`k:${a.key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(line.waiting(`k:${a.key}`)).toBe(1);
-    const other = await rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': b.key } });
+    const line = t.app.runtime.state.get(CALLER_LINE);
+    for (let i = 0; i < 1000 && line.waiting(`k:${t.a.key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(line.waiting(`k:${t.a.key}`)).toBe(1);
+    const other = await rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.b.key } });
     expect(other.status).toBe(200);
     expect(secondDone).toBe(false);
     first.finish();
@@ -190,12 +192,12 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
   });
 
   it('a request that waited CALLER_QUEUE_WAIT_SECONDS gets 503 with Retry-After, and nothing of it ran', async () => {
-    const first = slowPost(port, a.key, JSON.stringify({ name: 'holder' }));
-    await admitted(a.key);
-    const refused = await rawRequest(port, {
+    const first = slowPost(t.port, t.a.key, JSON.stringify({ name: 'holder' }));
+    await admitted(t.a.key);
+    const refused = await rawRequest(t.port, {
       method: 'POST',
       path: '/api/v1/groups',
-      headers: { 'x-api-key': a.key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': t.a.key, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'never written' }),
     });
     expect(refused.status).toBe(503);
@@ -204,49 +206,37 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
     expect(refused.body.detail).toMatch(/requests in progress/);
     first.finish();
     expect((await first.answer).status).toBe(201);
-    const names = await rawRequest(port, { method: 'GET', path: '/api/v1/groups?limit=100', headers: { 'x-api-key': a.key } });
+    const names = await rawRequest(t.port, { method: 'GET', path: '/api/v1/groups?limit=100', headers: { 'x-api-key': t.a.key } });
     expect(names.body.results.map((g: { name: string }) => g.name)).not.toContain('never written');
   });
 });
 
-describe('a heavy caller over HTTP (REQUESTS_PER_CALLER=4, HEAVY_CALLER_MS=10)', () => {
-  let app: TestApp;
-  let a: Tenant;
-  let b: Tenant;
-  let server: Server;
-  let port: number;
+// A threshold far above a warm GET's time and far below the slow request's, so neither side of it depends on the machine's speed.
+describe('a heavy caller over HTTP (REQUESTS_PER_CALLER=4, HEAVY_CALLER_MS=200)', () => {
+  const t = appWithTwoKeys({ REQUESTS_PER_CALLER: '4', HEAVY_CALLER_MS: '200' });
 
-  beforeAll(async () => {
-    app = await startTestApp({ REQUESTS_PER_CALLER: '4', HEAVY_CALLER_MS: '10' });
-    a = await app.tenant();
-    b = await app.tenant();
-    server = await listen(app.runtime.app, 0);
-    port = (server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    await app.close();
-  });
-
-  it('a caller whose requests took 10 ms or more has one in progress while another is about; a light caller keeps 4', async () => {
-    const line = app.runtime.state.get(CALLER_LINE);
-    const [callerA, callerB] = [`k:${a.key}`, `k:${b.key}`];
-    // A: two requests in progress; one of them 30 ms or more (its body comes late), which makes A heavy.
-    const held = slowPost(port, a.key, JSON.stringify({ name: 'held' }));
-    const slow = slowPost(port, a.key, JSON.stringify({ name: 'slow' }));
+  it('a caller whose requests took 200 ms or more has one in progress while another is about; a light caller keeps 4', async () => {
+    const line = t.app.runtime.state.get(CALLER_LINE);
+    const [callerA, callerB] = [`k:${t.a.key}`, `k:${t.b.key}`];
+    // B's path warmed first (its line is forgotten once idle, average and all).
+    expect((await rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.b.key } })).status).toBe(200);
+    expect(line.waiting(callerB) + line.running(callerB)).toBe(0);
+    // A: two requests in progress; one of them 400 ms or more (its body comes late), which makes A heavy.
+    const held = slowPost(t.port, t.a.key, JSON.stringify({ name: 'held' }));
+    const slow = slowPost(t.port, t.a.key, JSON.stringify({ name: 'slow' }));
     await until(() => line.running(callerA) === 2);
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 400));
     slow.finish();
     expect((await slow.answer).status).toBe(201);
     expect(line.heavy(callerA)).toBe(true);
     // B is light: with a request of its own in progress, and A about, its next one is served at once.
-    const bHeld = slowPost(port, b.key, JSON.stringify({ name: 'b held' }));
+    const bHeld = slowPost(t.port, t.b.key, JSON.stringify({ name: 'b held' }));
     await until(() => line.running(callerB) === 1);
-    expect((await rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': b.key } })).status).toBe(200);
+    expect((await rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.b.key } })).status).toBe(200);
     expect(line.heavy(callerB)).toBe(false);
     // A, heavy with B about, already has its one request in progress: its next one waits for it.
     let done = false;
-    const next = rawRequest(port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': a.key } }).then((r) => {
+    const next = rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.a.key } }).then((r) => {
       done = true;
       return r;
     });
