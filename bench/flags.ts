@@ -68,7 +68,7 @@ async function main() {
       for (const n of order) {
         const s = await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds });
         (cpu[n] ??= []).push(s.cpuMs); (rps[n] ??= []).push(s.rps);
-        answered[n] = (answered[n] ?? 0) + s.rps * seconds;
+        answered[n] = (answered[n] ?? 0) + s.ok;
         for (const other of ops.slice(1)) await shoot(servers[n], armRequest('rest', other, key), { connections: 64, seconds });
       }
       console.log(`round ${r + 1}: ${order.map((n) => `${n} ${rps[n][r].toFixed(0)}/s ${cpu[n][r].toFixed(2)}ms`).join(', ')}`);

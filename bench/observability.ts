@@ -65,8 +65,6 @@ export const OBSERVABILITY_GOALS = { metrics: 0.05, tracing: 0.1 };
 
 export async function timeObservability(o: ObservabilityOptions): Promise<ObservabilityReport> {
   const sink = await otlpSink();
-  const { exported } = sink;
-  const sinkUrl = sink.url;
   const arms: { id: ObservabilityArm['id']; label: string; env: Record<string, string> }[] = [
     { id: 'off', label: 'metrics and tracing off', env: { METRICS_ENABLED: 'false' } },
     { id: 'metrics', label: 'metrics on (scraped every second)', env: { METRICS_ENABLED: 'true' } },
@@ -75,7 +73,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       label: 'metrics on + tracing, 10% sampled, OTLP to a local receiver',
       env: {
         METRICS_ENABLED: 'true',
-        OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         // BENCH_OBS_SAMPLE: another ratio, to tell what every request pays from what sampled ones do.
         OTEL_TRACES_SAMPLER_ARG: process.env.BENCH_OBS_SAMPLE || '0.1',
@@ -121,7 +119,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       seconds: o.seconds,
       warmSeconds: o.warmSeconds,
       connections: o.connections,
-      exported,
+      exported: sink.exported,
       arms: arms.map((a, i) => ({
         id: a.id,
         label: a.label,

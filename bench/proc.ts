@@ -51,12 +51,15 @@ export function freePort(): Promise<number> {
   });
 }
 
-function cpuMs(pid: number): number {
+/** utime + stime from a /proc stat file (a process's or one thread's), in ms. */
+function statCpuMs(file: string): number {
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const stat = fs.readFileSync(file, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
+
+const cpuMs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`);
 
 /** CPU ms by thread name (/proc/<pid>/task/<tid>/comm): the main thread's share against V8's and libuv's workers. */
 export function threadCpuMs(pid: number): Record<string, number> {
@@ -64,9 +67,7 @@ export function threadCpuMs(pid: number): Record<string, number> {
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
       const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+      out[name] = (out[name] ?? 0) + statCpuMs(`/proc/${pid}/task/${tid}/stat`);
     } catch {
       // the thread ended between the listing and the read
     }
