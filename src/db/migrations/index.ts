@@ -13,6 +13,7 @@ import { Migration20261125100000_member_text_index } from './Migration2026112510
 import { Migration20261125110000_field_value_order } from './Migration20261125110000_field_value_order';
 import { Migration20261125120000_member_text_one_test } from './Migration20261125120000_member_text_one_test';
 import { Migration20261125130000_member_search_text } from './Migration20261125130000_member_search_text';
+import { Migration20261128010000_member_search_walk } from './Migration20261128010000_member_search_walk';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -34,4 +35,5 @@ export const migrationsList = [
   { name: 'Migration20261125110000_field_value_order', class: Migration20261125110000_field_value_order },
   { name: 'Migration20261125120000_member_text_one_test', class: Migration20261125120000_member_text_one_test },
   { name: 'Migration20261125130000_member_search_text', class: Migration20261125130000_member_search_text },
+  { name: 'Migration20261128010000_member_search_walk', class: Migration20261128010000_member_search_walk },
 ];
