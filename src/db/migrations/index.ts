@@ -14,6 +14,7 @@ import { Migration20261125110000_field_value_order } from './Migration2026112511
 import { Migration20261125120000_member_text_one_test } from './Migration20261125120000_member_text_one_test';
 import { Migration20261125130000_member_search_text } from './Migration20261125130000_member_search_text';
 import { Migration20261128010000_member_search_walk } from './Migration20261128010000_member_search_walk';
+import { Migration20261128020000_member_search_custom_plan } from './Migration20261128020000_member_search_custom_plan';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -36,4 +37,5 @@ export const migrationsList = [
   { name: 'Migration20261125120000_member_text_one_test', class: Migration20261125120000_member_text_one_test },
   { name: 'Migration20261125130000_member_search_text', class: Migration20261125130000_member_search_text },
   { name: 'Migration20261128010000_member_search_walk', class: Migration20261128010000_member_search_walk },
+  { name: 'Migration20261128020000_member_search_custom_plan', class: Migration20261128020000_member_search_custom_plan },
 ];
