@@ -29,7 +29,7 @@ export interface Config {
   requestsPerCaller: number;
   /** The same for a caller alone. */
   requestsPerCallerAlone: number;
-  /** A caller whose requests lately took this long in progress (ms, weighted by that time: src/http/caller-queue.ts) has one at a time while others are about. */
+  /** A caller whose requests lately averaged this long in progress (ms) has one at a time while others are about. */
   heavyCallerMs: number;
   /** How long a request waits in its caller's line before a 503. */
   callerQueueWaitMs: number;

@@ -14,15 +14,9 @@ import { slot } from '../state';
  * competes with the others through at most `perCaller` requests, and a caller alone keeps
  * the whole process (its requests run back to back either way).
  *
- * A heavy caller, one whose requests have lately taken `heavyMs` or longer in progress, has one
- * request in progress at a time while others are about. "Lately taken" is weighted by time in
- * progress, not by request: the average of its requests' times, each weighing its own time,
- * and fading with a half-life of a second (`Σ ms² / Σ ms`, both sums decayed). So it is the time
- * of the request a random moment of the caller's time in progress falls in: cheap requests
- * mixed in among expensive ones barely move it (one of 50 ms and nine of 1 ms: 42.5 ms, where
- * an average per request gives 5.9), and it falls only as the expensive ones age. A heavy
- * caller's figures outlive its line for `HEAVY_RETAIN_MS`, so stopping between bursts does not
- * clear them; a light caller leaves nothing behind once idle. Its requests are each tens of
+ * A heavy caller, one whose requests have lately taken `heavyMs` or longer in progress (a
+ * moving average over its requests, kept while it has any in progress or waiting), has one
+ * request in progress at a time while others are about. Its requests are each tens of
  * milliseconds of the thread's work: with several in progress, one of them always has the
  * thread while the others wait on the database, and every other caller's request waits
  * behind it at each step; with one, the thread is free for the others whenever that one waits.
@@ -44,21 +38,12 @@ interface Waiter {
 class Line {
   running = 0;
   readonly waiting: Waiter[] = [];
+  /** Moving average of its requests' time in progress (ms); undefined until one has ended. */
+  averageMs: number | undefined;
 }
 
-/** A caller's ended requests: Σ ms and Σ ms² of their times in progress, each decayed since `at`. */
-interface Load {
-  ms: number;
-  squares: number;
-  at: number;
-}
-
-/** The half-life of a request's weight in its caller's load. */
-const LOAD_HALF_LIFE_MS = 1000;
-/** How long a heavy caller's load is kept after its last request ended (then it starts afresh). */
-export const HEAVY_RETAIN_MS = 10_000;
-/** Callers whose load is kept at most (the oldest go first): a bound on what idle heavy callers hold. */
-const MAX_LOADS = 10_000;
+/** The weight of a request's time in the caller's moving average. */
+const AVERAGE_WEIGHT = 0.25;
 
 export interface CallerQueueOptions {
   /** Requests of one caller in progress at once while other callers are about. */
@@ -83,8 +68,6 @@ export const ABOUT_MS = 1000;
 
 export class CallerQueue {
   private readonly lines = new Map<string, Line>();
-  /** Ended requests' load per caller: while it has a line, and while it is heavy for HEAVY_RETAIN_MS after. */
-  private readonly loads = new Map<string, Load>();
   /** The caller of the latest request, and the latest caller other than it, with their times: enough to tell "someone else is about". */
   private latest = { caller: '', at: -Infinity };
   private other = { caller: '', at: -Infinity };
@@ -122,40 +105,13 @@ export class CallerQueue {
   /** How many requests `caller` may have in progress now. */
   capOf(caller: string, now = this.now()): number {
     if (!this.othersAbout(caller, now)) return this.alone;
-    return this.heavy(caller, now) ? 1 : this.perCaller;
+    return this.heavy(caller) ? 1 : this.perCaller;
   }
 
-  /** Its requests lately took `heavyMs` or more in progress, weighted by that time (see above). */
-  heavy(caller: string, now = this.now()): boolean {
-    const load = this.loads.get(caller);
-    if (!load) return false;
-    // None of its requests ended for HEAVY_RETAIN_MS: it starts afresh.
-    if (now - load.at > HEAVY_RETAIN_MS) {
-      this.loads.delete(caller);
-      return false;
-    }
-    return load.squares / load.ms >= this.heavyMs;
-  }
-
-  /** Callers whose load is kept (tests). */
-  loaded(): number {
-    return this.loads.size;
-  }
-
-  /** A request of `caller` ended after `ms` in progress. */
-  private ended(caller: string, ms: number, now: number): void {
-    const load = this.loads.get(caller);
-    const decay = load ? 0.5 ** ((now - load.at) / LOAD_HALF_LIFE_MS) : 0;
-    // At least 1 us: a request of 0 ms still weighs something (Σ ms never 0).
-    const t = Math.max(ms, 0.001);
-    const next = { ms: (load?.ms ?? 0) * decay + t, squares: (load?.squares ?? 0) * decay + t * t, at: now };
-    // Re-inserted: the map's order is then the order of last use, oldest first.
-    this.loads.delete(caller);
-    this.loads.set(caller, next);
-    for (const oldest of this.loads.keys()) {
-      if (this.loads.size <= MAX_LOADS) break;
-      this.loads.delete(oldest);
-    }
+  /** Its requests lately averaged `heavyMs` or more in progress. */
+  heavy(caller: string): boolean {
+    const average = this.lines.get(caller)?.averageMs;
+    return average !== undefined && average >= this.heavyMs;
   }
 
   /** Requests of `caller` being processed now (tests). */
@@ -214,10 +170,10 @@ export class CallerQueue {
     const line = this.lines.get(caller);
     if (!line) return;
     line.running--;
-    const now = this.now();
-    this.ended(caller, now - admittedAt, now);
+    const ms = this.now() - admittedAt;
+    line.averageMs = line.averageMs === undefined ? ms : line.averageMs + AVERAGE_WEIGHT * (ms - line.averageMs);
     // The freed place goes to the next in line, while the caller is under its cap.
-    while (line.waiting.length && line.running < this.capOf(caller, now)) {
+    while (line.waiting.length && line.running < this.capOf(caller)) {
       const next = line.waiting.shift()!;
       clearTimeout(next.timer);
       line.running++;
@@ -227,11 +183,7 @@ export class CallerQueue {
   }
 
   private forget(caller: string, line: Line): void {
-    if (line.running === 0 && line.waiting.length === 0 && this.lines.get(caller) === line) {
-      this.lines.delete(caller);
-      // A light caller leaves nothing behind; a heavy one's load stays (HEAVY_RETAIN_MS).
-      if (!this.heavy(caller)) this.loads.delete(caller);
-    }
+    if (line.running === 0 && line.waiting.length === 0 && this.lines.get(caller) === line) this.lines.delete(caller);
   }
 }
 
