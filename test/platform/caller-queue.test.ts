@@ -167,7 +167,7 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
 
   const admitted = async (key: string) => {
     const line = t.app.runtime.state.get(CALLER_LINE);
-    for (let i = 0; i < 1000 && line.running(`k:${key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => line.running(`k:${key}`) !== 0);
     expect(line.running(`k:${key}`)).toBe(1);
   };
 
@@ -181,7 +181,7 @@ describe('one caller\'s line over HTTP (REQUESTS_PER_CALLER=1, also alone)', () 
       return r;
     });
     const line = t.app.runtime.state.get(CALLER_LINE);
-    for (let i = 0; i < 1000 && line.waiting(`k:${t.a.key}`) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(() => line.waiting(`k:${t.a.key}`) !== 0);
     expect(line.waiting(`k:${t.a.key}`)).toBe(1);
     const other = await rawRequest(t.port, { method: 'GET', path: '/api/v1/groups', headers: { 'x-api-key': t.b.key } });
     expect(other.status).toBe(200);
