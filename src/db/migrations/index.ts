@@ -15,6 +15,7 @@ import { Migration20261125120000_member_text_one_test } from './Migration2026112
 import { Migration20261125130000_member_search_text } from './Migration20261125130000_member_search_text';
 import { Migration20261128010000_member_search_walk } from './Migration20261128010000_member_search_walk';
 import { Migration20261128020000_member_search_custom_plan } from './Migration20261128020000_member_search_custom_plan';
+import { Migration20261128030000_member_search_fallback_planned } from './Migration20261128030000_member_search_fallback_planned';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -38,4 +39,5 @@ export const migrationsList = [
   { name: 'Migration20261125130000_member_search_text', class: Migration20261125130000_member_search_text },
   { name: 'Migration20261128010000_member_search_walk', class: Migration20261128010000_member_search_walk },
   { name: 'Migration20261128020000_member_search_custom_plan', class: Migration20261128020000_member_search_custom_plan },
+  { name: 'Migration20261128030000_member_search_fallback_planned', class: Migration20261128030000_member_search_fallback_planned },
 ];
