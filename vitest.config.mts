@@ -18,10 +18,14 @@ export const shared = {
     ...(fixtures ? { include: ['test/fixtures/**/*.test.ts'] } : {}),
     exclude: ['**/node_modules/**', 'test/hardening/**', ...(fixtures ? [] : ['test/fixtures/**'])],
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['reflect-metadata'],
+    setupFiles: ['reflect-metadata', 'test/file-database.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at a time (vitest's default is one fewer than the cores: one on CI's two). Most
+    // of a file's time is spent waiting on PostgreSQL, timers and child processes, so two halve
+    // the wall time; each file has its own database (test/file-database.ts), so they cannot meet.
+    maxWorkers: 2,
   },
 }
 

@@ -1,10 +1,11 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /** kill -9 at random moments of bulk writes and imports: afterwards every write is all or nothing. */
-const env = () => ({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, JOB_WORKER_STALE_SECONDS: '3' });
+const env = () => ({ DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN, JOB_WORKER_STALE_SECONDS: '3' });
 let service: ServiceProcess;
 let db: Client;
 let key: string;
@@ -37,7 +38,7 @@ async function expectCountsExact(communityId: string) {
 
 let communityId: string;
 beforeAll(async () => {
-  db = new Client({ connectionString: inject('databaseUrl') });
+  db = new Client({ connectionString: testDatabaseUrl() });
   await db.connect();
   service = await startService(env());
   ({ communityId, key } = await serviceTenant(service.url, ADMIN_TOKEN, 'crash', 1_000_000));

@@ -1,6 +1,7 @@
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 describe('SIGTERM drains', () => {
   let service: ServiceProcess | undefined;
@@ -10,7 +11,7 @@ describe('SIGTERM drains', () => {
 
   it('during 50 in-flight requests: readiness turns 503 first, all 50 complete, then the process exits 0', async () => {
     service = await startService({
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       ADMIN_TOKEN,
       // One connection for the caller: the 50 bulk creates queue behind each other, so they are in flight together.
       DB_CONNECTIONS_PER_CALLER: '1',

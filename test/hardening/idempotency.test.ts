@@ -1,13 +1,14 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * Safe retries and conditional requests against real service processes: two instances on one
  * database, concurrent requests, and kill -9 in the middle of an idempotent bulk write.
  */
-const env = () => ({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN });
+const env = () => ({ DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN });
 let a: ServiceProcess;
 let b: ServiceProcess;
 let db: Client;
@@ -33,7 +34,7 @@ const count = async (lastName: string) =>
 const bulk = (lastName: string, n: number) => ({ members: Array.from({ length: n }, (_, i) => ({ firstName: `M${i}`, lastName })) });
 
 beforeAll(async () => {
-  db = new Client({ connectionString: inject('databaseUrl') });
+  db = new Client({ connectionString: testDatabaseUrl() });
   await db.connect();
   [a, b] = await Promise.all([startService(env()), startService(env())]);
   ({ communityId, key, keyId } = await serviceTenant(a.url, ADMIN_TOKEN, 'idem', 1_000_000));

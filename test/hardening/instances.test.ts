@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 import { redisAvailable } from '../helpers/redis';
+import { testDatabaseUrl } from '../helpers/database';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -39,7 +39,7 @@ describe.each(stores)('two instances sharing one budget (%s store)', (_name, env
   let services: ServiceProcess[] = [];
   beforeAll(async () => {
     if (!available) return;
-    const common = { DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, ...env };
+    const common = { DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN, ...env };
     services = await Promise.all([startService(common), startService(common)]);
   }, 90_000);
   afterAll(async () => {

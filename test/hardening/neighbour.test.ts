@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { latency, prepareNeighbours, runNeighbours, type Neighbours } from '../../bench/neighbour';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * The noisy neighbour against a real service process with its default budget: key A sends
@@ -13,7 +14,7 @@ import { startService, type ServiceProcess } from '../helpers/process';
 let service: ServiceProcess;
 let n: Neighbours;
 beforeAll(async () => {
-  service = await startService({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN });
+  service = await startService({ DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN });
   n = await prepareNeighbours(service.url, ADMIN_TOKEN);
 }, 90_000);
 afterAll(() => service?.stop());

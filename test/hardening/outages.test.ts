@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedded';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { freePort, serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 
 
@@ -73,11 +74,10 @@ const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
 describe('Redis outage', () => {
   it.runIf(hasRedisServer)('keeps counting in PostgreSQL when Redis stops, never a 500', async () => {
-    const { inject } = await import('vitest');
     const port = await freePort();
     const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     await new Promise((r) => setTimeout(r, 300));
-    const service = await startService({ DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const service = await startService({ DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN, REDIS_URL: `redis://127.0.0.1:${port}` });
     try {
       const key = (await serviceTenant(service.url, ADMIN_TOKEN, 'o')).key;
       const get = () => timed(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key } });

@@ -1,13 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { serviceTenant, startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /** kill -9 after the commit and before the delivery completed: the event still arrives, same webhook-id. */
 const env = () => ({
-  DATABASE_URL: inject('databaseUrl'),
+  DATABASE_URL: testDatabaseUrl(),
   ADMIN_TOKEN,
   JOB_WORKER_STALE_SECONDS: '3',
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import request from 'supertest';
-import { inject } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { startRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
 import { withContract } from './contract';
+import { testDatabaseUrl } from './database';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
 
@@ -28,7 +28,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: Pick<
   // Failed-key attempts are counted per address across the whole run; tests that need the
   // limit set it themselves (with their own forwarded address).
   const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL || 'silent', ADMIN_TOKEN, AUTH_FAILURES_PER_WINDOW: '1000000', ...env });
-  const runtime = await startRuntime(config, inject('databaseUrl'), { migrate: false, worker: opts.worker });
+  const runtime = await startRuntime(config, testDatabaseUrl(), { migrate: false, worker: opts.worker });
   // Every /api/v1 response of every test is checked against the OpenAPI document.
   const http = withContract(request(runtime.app));
   const operator = async (query: string, variables?: Record<string, unknown>) => {

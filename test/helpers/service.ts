@@ -1,8 +1,9 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { openOrm } from '../../src/db/orm';
 import { AppError, type ErrorCode } from '../../src/errors/app-error';
 import { Community } from '../../src/modules/communities/community.entity';
+import { testDatabaseUrl } from './database';
 
 /*
  * The service-level test layer (docs/architecture.md, "Tests"): a service on a real
@@ -46,7 +47,7 @@ export function useServiceDb(): ServiceDb {
   };
 
   beforeAll(async () => {
-    orm = (await openOrm(inject('databaseUrl'), 2, false)) as MikroORM;
+    orm = (await openOrm(testDatabaseUrl(), 2, false)) as MikroORM;
   });
   afterAll(async () => {
     await orm?.close(true);

@@ -1,7 +1,8 @@
 import { Client } from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { createGroup, createMember, expectProblem } from '../helpers/factories';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * The database budget of a request: a caller holds at most DB_CONNECTIONS_PER_CALLER pool
@@ -29,7 +30,7 @@ afterEach(async () => {
 
 /** Holds `for update` on a group row from outside the service until `release`. */
 async function lockGroup(groupId: string) {
-  locker = new Client({ connectionString: inject('databaseUrl') });
+  locker = new Client({ connectionString: testDatabaseUrl() });
   await locker.connect();
   await locker.query('begin');
   await locker.query('select id from groups where id = $1 for update', [groupId]);

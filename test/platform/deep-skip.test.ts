@@ -1,10 +1,11 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS_FIRST_SKIP } from '../../src/db/lean';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { createGroup, createMembers, createMembershipRows } from '../helpers/factories';
 import { withSqlCount } from '../helpers/sql-count';
 import type { Group } from '../../src/modules/groups/group.entity';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * Pages at a skip of KEYS_FIRST_SKIP or more find their rows' ids first and read those rows
@@ -30,7 +31,7 @@ beforeAll(async () => {
   group = await createGroup(app, t.communityId);
   // Order numbers 1..N in reverse creation order of the members.
   await createMembershipRows(app, group, [...first, ...second].reverse());
-  db = new Client({ connectionString: inject('databaseUrl') });
+  db = new Client({ connectionString: testDatabaseUrl() });
   await db.connect();
 });
 afterAll(async () => {

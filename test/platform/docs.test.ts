@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docCommands, parseExpectation, ROOT, shellBlocks, substitute, valuesOf, type DocCommand } from '../helpers/docs';
 import { startTestApp } from '../helpers/app';
 import { startService, type ServiceProcess } from '../helpers/process';
+import { testDatabaseUrl } from '../helpers/database';
 
 const run = promisify(execFile);
 
@@ -73,7 +74,7 @@ describe('README.md and docs/*.md: every shell example runs as written and answe
   });
 
   async function start(vars: Record<string, string>) {
-    service = await startService({ DATABASE_URL: inject('databaseUrl'), ...vars });
+    service = await startService({ DATABASE_URL: testDatabaseUrl(), ...vars });
   }
 
   it('runs every command in order', async () => {
@@ -108,7 +109,7 @@ curl() { command curl -o "$DOCS_BODY" -D "$DOCS_HEAD" -w '%{http_code}' "$@" > "
 ${command}`;
       const result = await run('bash', ['-c', script], {
         cwd: work,
-        env: { ...process.env, ...env, DATABASE_URL: inject('databaseUrl'), DOCS_BODY: files.body, DOCS_HEAD: files.head, DOCS_STATUS: files.status },
+        env: { ...process.env, ...env, DATABASE_URL: testDatabaseUrl(), DOCS_BODY: files.body, DOCS_HEAD: files.head, DOCS_STATUS: files.status },
         maxBuffer: 16 * 1024 * 1024,
         timeout: 120_000,
       }).catch((err: { code?: number; stdout?: string; stderr?: string }) => {

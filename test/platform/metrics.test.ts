@@ -5,11 +5,12 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import request from 'supertest';
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { requestArb } from '../helpers/fuzz';
 import { parseMetrics, seriesCount, total } from '../helpers/prometheus';
+import { testDatabaseUrl } from '../helpers/database';
 
 /** Requests by exact status; the duration histogram (by status class) below. */
 const H = 'http_server_requests_total';
@@ -166,7 +167,7 @@ describe('database metrics', () => {
     const id = (await http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'locked' })).body.id as string;
     const scrape = async () => parseMetrics((await http.get('/metrics')).text);
     const before = await scrape();
-    const locker = new Client({ connectionString: inject('databaseUrl') });
+    const locker = new Client({ connectionString: testDatabaseUrl() });
     await locker.connect();
     try {
       await locker.query('begin');

@@ -1,10 +1,10 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { migrationsList } from '../../src/db/migrations';
 import { ormOptions } from '../../src/db/orm';
 import { Migration20991231000000_fixture } from '../fixtures/migrations/Migration20991231000000_fixture';
 import { catalogSchema, pgDumpFor, pgDumpSchema, scratchDatabase } from '../helpers/schema';
+import { testDatabaseUrl } from '../helpers/database';
 
 const fixture = { name: 'Migration20991231000000_fixture', class: Migration20991231000000_fixture };
 
@@ -33,7 +33,7 @@ describe('migrations', () => {
   });
 
   it('leave no drift between the entities and the schema (MikroORM schema diff)', async () => {
-    const orm = await MikroORM.init(ormOptions(inject('databaseUrl'), 1));
+    const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 1));
     try {
       const sql = await orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false });
       const statements = sql.split(/;\s*\n/).map((s) => s.trim()).filter(Boolean);
@@ -67,7 +67,7 @@ describe('a database migrated in one go equals one upgraded migration by migrati
 
   beforeAll(async () => {
     const stamp = `${Date.now()}_${process.pid}`;
-    const [a, b] = await Promise.all([scratchDatabase(inject('databaseUrl'), `capi_fresh_${stamp}`), scratchDatabase(inject('databaseUrl'), `capi_upgraded_${stamp}`)]);
+    const [a, b] = await Promise.all([scratchDatabase(testDatabaseUrl(), `capi_fresh_${stamp}`), scratchDatabase(testDatabaseUrl(), `capi_upgraded_${stamp}`)]);
     dbs.push(a, b);
     fresh = a.url;
     upgraded = b.url;

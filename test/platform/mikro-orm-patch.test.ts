@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openOrm } from '../../src/db/orm';
 import { Group } from '../../src/modules/groups/group.entity';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * patches/@mikro-orm+core+6.6.16.patch (docs/performance.md, "Decisions"): every request forks
@@ -12,7 +13,7 @@ import { Group } from '../../src/modules/groups/group.entity';
  */
 let orm: MikroORM;
 beforeAll(async () => {
-  orm = (await openOrm(inject('databaseUrl'), 1, false)) as MikroORM;
+  orm = (await openOrm(testDatabaseUrl(), 1, false)) as MikroORM;
 });
 afterAll(async () => {
   await orm.close(true);

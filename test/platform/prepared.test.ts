@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallerBudget, callerScope, installCallerBudget } from '../../src/db/caller-budget';
 import { openOrm } from '../../src/db/orm';
 import { prepared, statementOf } from '../../src/db/prepared';
 import { classify } from '../../src/errors/classify';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * Named statements (src/db/prepared.ts) run on the ORM's own connections and fail exactly as
@@ -20,7 +21,7 @@ let budget: CallerBudget;
 const em = () => orm.em.fork() as EntityManager;
 
 beforeAll(async () => {
-  orm = (await openOrm(inject('databaseUrl'), 3, false, { statementMs: 600, lockMs: 200 })) as MikroORM;
+  orm = (await openOrm(testDatabaseUrl(), 3, false, { statementMs: 600, lockMs: 200 })) as MikroORM;
   budget = new CallerBudget(1, 300);
   installCallerBudget(orm, budget);
 });
@@ -101,7 +102,7 @@ describe('prepared statements on the ORM connections', () => {
   });
 
   it('a lock wait over the pool lock_timeout (55P03) is classified the same either way: 503, locked', async () => {
-    const locker = new Client({ connectionString: inject('databaseUrl') });
+    const locker = new Client({ connectionString: testDatabaseUrl() });
     await locker.connect();
     try {
       await locker.query('create table if not exists prepared_lock_probe (id int primary key)');

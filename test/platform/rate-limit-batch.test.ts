@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Pool } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestLimiter, StoreUnavailableError, type Stores, type Verdict } from '../../src/rate-limit/limiter';
 import { freePort } from '../helpers/process';
 import { redisAvailable } from '../helpers/redis';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * The limiter counts a key's concurrent requests together (src/rate-limit/limiter.ts): one
@@ -53,7 +54,7 @@ describe.each(stores)('a key\'s concurrent requests counted together (%s store)'
 
   beforeAll(async () => {
     if (!available) return;
-    pool = new Pool({ connectionString: inject('databaseUrl'), max: 5 });
+    pool = new Pool({ connectionString: testDatabaseUrl(), max: 5 });
     if (name === 'Redis') redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     if (redis) await new Promise((resolve) => redis!.once('ready', resolve));
   });
@@ -112,7 +113,7 @@ describe.each(stores)('a key\'s concurrent requests counted together (%s store)'
 
   it.runIf(available)('two limiters (as two instances) on their own connections share one budget exactly', async () => {
     prefix = `rl-batch-${randomUUID()}`;
-    const pool2 = new Pool({ connectionString: inject('databaseUrl'), max: 5 });
+    const pool2 = new Pool({ connectionString: testDatabaseUrl(), max: 5 });
     const redis2 = name === 'Redis' ? new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
     if (redis2) await new Promise((resolve) => redis2.once('ready', resolve));
     try {
@@ -154,7 +155,7 @@ describe('store failures', () => {
   });
 
   it('Redis unreachable: a batch is counted in PostgreSQL (the insurance store), exactly', async () => {
-    const pool = new Pool({ connectionString: inject('databaseUrl'), max: 5 });
+    const pool = new Pool({ connectionString: testDatabaseUrl(), max: 5 });
     // A real client to a port nobody listens on: every command fails, as with Redis down.
     const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 1000 });
     redis.on('error', () => undefined);

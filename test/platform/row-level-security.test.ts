@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { Client } from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { callerScope } from '../../src/db/caller-budget';
@@ -13,6 +12,7 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { startReplicated, type Replicated } from '../helpers/standby';
 import { tenancySweep } from '../helpers/tenancy-sweep';
 import { asTestOwner } from '../helpers/owner';
+import { testDatabaseUrl } from '../helpers/database';
 
 /** Every table with community_id, as the database lists them (a new one is covered at once). */
 async function tenantTables(client: Client): Promise<string[]> {
@@ -40,7 +40,7 @@ describe('row-level security: the database holds requests to their community on 
       const m = await app.http.post('/api/v1/members').set('X-API-Key', t.key).send({ firstName: 'M' });
       await app.http.post(`/api/v1/groups/${g.body.id}/memberships`).set('X-API-Key', t.key).send({ memberId: m.body.id });
     }
-    owner = new Client({ connectionString: inject('databaseUrl') });
+    owner = new Client({ connectionString: testDatabaseUrl() });
     await owner.connect();
   });
   afterAll(async () => {

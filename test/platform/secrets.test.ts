@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config';
 import { ensureDatabase } from '../../src/db/embedded';
 import { openOrm } from '../../src/db/orm';
@@ -16,6 +16,7 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { auth } from '../helpers/members';
 import { sqlWith } from '../helpers/jobs';
 import { asTestOwner } from '../helpers/owner';
+import { testDatabaseUrl } from '../helpers/database';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -143,7 +144,7 @@ describe('webhook secrets at rest', () => {
 
 describe('npm run admin -- reencrypt-secrets', () => {
   it('re-seals every webhook secret under the first key; the old key is then no longer needed', async () => {
-    const url = new URL(inject('databaseUrl'));
+    const url = new URL(testDatabaseUrl());
     const admin = new URL(url);
     admin.pathname = '/postgres';
     const dbUrl = await ensureDatabase(admin.toString(), `capi_reencrypt_${process.pid}_${Date.now()}`);

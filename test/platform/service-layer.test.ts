@@ -1,7 +1,8 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupService } from '../../src/modules/groups/group.service';
 import { useServiceDb } from '../helpers/service';
+import { testDatabaseUrl } from '../helpers/database';
 
 /** The service-level layer itself (test/helpers/service.ts): each test's writes are rolled back after it. */
 const db = useServiceDb();
@@ -9,7 +10,7 @@ let client: Client;
 const seen: { communityId?: string; groupId?: string } = {};
 
 beforeAll(async () => {
-  client = new Client({ connectionString: inject('databaseUrl') });
+  client = new Client({ connectionString: testDatabaseUrl() });
   await client.connect();
 });
 afterAll(async () => {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { startService, type ServiceProcess } from '../helpers/process';
 import { sleep } from '../helpers/jobs';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * graphql-ws subscriptions under the governance of HTTP requests, against a real service
@@ -18,7 +19,7 @@ const PER_KEY = 5;
 beforeAll(async () => {
   app = await startTestApp();
   service = await startService({
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: testDatabaseUrl(),
     ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
     GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_CONNECTION: String(PER_CONNECTION),

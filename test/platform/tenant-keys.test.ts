@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'pg';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * The tenant keys, read from the catalog (pg_constraint): every foreign key between tenant
@@ -10,7 +11,7 @@ import { Client } from 'pg';
  */
 let db: Client;
 beforeAll(async () => {
-  db = new Client({ connectionString: inject('databaseUrl') });
+  db = new Client({ connectionString: testDatabaseUrl() });
   await db.connect();
 });
 afterAll(() => db.end());

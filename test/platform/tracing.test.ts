@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app';
 import { startOtlpReceiver } from '../helpers/otlp';
 import { parseMetrics, total } from '../helpers/prometheus';
 import { freePort, serviceTenant, startService, type ServiceProcess } from '../helpers/process';
 import { startReceiver } from '../helpers/receiver';
+import { testDatabaseUrl } from '../helpers/database';
 
 // The OpenTelemetry SDK patches http, pg and graphql as they load: tracing is tested on a real
 // service process (src/main.ts), exporting to a real OTLP/HTTP receiver.
@@ -20,7 +21,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     metricsPort = await freePort();
     service = await startService({
       METRICS_PORT: String(metricsPort),
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
@@ -194,7 +195,7 @@ describe('tracing, sampling drawn before any span (parentbased_traceidratio)', (
   const traced = async (ratio: string) => {
     const otlp = await startOtlpReceiver();
     const service = await startService({
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       ADMIN_TOKEN,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',

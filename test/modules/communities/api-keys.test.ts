@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../../src/auth/keys';
 import { KeyUsage } from '../../../src/auth/key-usage';
 import { announceExpiredKeys } from '../../../src/modules/communities/key-events';
@@ -10,6 +10,7 @@ import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { expectProblem } from '../../helpers/factories';
 import { sleep, sqlWith } from '../../helpers/jobs';
 import { asTestOwner } from '../../helpers/owner';
+import { testDatabaseUrl } from '../../helpers/database';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../../..');
@@ -182,7 +183,7 @@ describe('npm run admin: key lifecycle', () => {
     const admin = (...args: string[]) =>
       run(process.execPath, ['-r', '@swc-node/register', 'src/admin/cli.ts', ...args], {
         cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent' },
+        env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' },
       }).then((r) => JSON.parse(r.stdout));
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const created = await admin('create-key', '--community', t.communityId, '--expires-at', expiresAt);

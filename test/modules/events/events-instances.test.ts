@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { Client as PgClient } from 'pg';
@@ -6,6 +6,7 @@ import { ADMIN_TOKEN, startTestApp, type TestApp, type Tenant } from '../../help
 import { startService, type ServiceProcess } from '../../helpers/process';
 import { sleep } from '../../helpers/jobs';
 import { asTestOwner } from '../../helpers/owner';
+import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * Two real service processes on one database: the feed under concurrent writers on both,
@@ -16,7 +17,7 @@ let services: ServiceProcess[] = [];
 
 beforeAll(async () => {
   app = await startTestApp();
-  const env = { DATABASE_URL: inject('databaseUrl'), ADMIN_TOKEN, LOG_LEVEL: 'warn' };
+  const env = { DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN, LOG_LEVEL: 'warn' };
   services = await Promise.all([startService(env), startService(env)]);
 }, 90_000);
 afterAll(async () => {
@@ -161,7 +162,7 @@ describe('GraphQL subscriptions across instances', () => {
     expect((await sql("select count(*)::int as n from event_listeners where seen_at > now() - interval '2 minutes'"))[0].n).toBeGreaterThanOrEqual(1);
     // Nobody listening, as far as the commit trigger knows: no NOTIFY is sent for this write,
     // and the subscriber gets the event from the hub's periodic read.
-    const listener = new PgClient({ connectionString: inject('databaseUrl') });
+    const listener = new PgClient({ connectionString: testDatabaseUrl() });
     await listener.connect();
     const notified: string[] = [];
     listener.on('notification', (n) => notified.push(String(n.payload)));

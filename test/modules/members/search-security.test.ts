@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
@@ -10,6 +10,7 @@ import { Member } from '../../../src/modules/members/member.entity';
 import { Group } from '../../../src/modules/groups/group.entity';
 import { memberFilters } from '../../../src/modules/members/member.service';
 import { groupFilters } from '../../../src/modules/groups/group.service';
+import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * Under row-level security a condition that is not LEAKPROOF (ILIKE, lower(), md5() of a
@@ -69,7 +70,7 @@ beforeAll(async () => {
   app = await startTestApp();
   a = await app.tenant();
   b = await app.tenant();
-  owner = new Client({ connectionString: inject('databaseUrl') });
+  owner = new Client({ connectionString: testDatabaseUrl() });
   await owner.connect();
   for (const t of [a, b]) await seed(t);
   // What autovacuum does soon after a mass insert: statistics, and the GIN indexes' pending
@@ -78,7 +79,7 @@ beforeAll(async () => {
   for (const table of ['members', 'member_field_values', 'groups']) await owner.query(`vacuum analyze ${table}`);
   await owner.query(`select gin_clean_pending_list(i.indexrelid) from pg_index i join pg_class c on c.oid = i.indexrelid
     join pg_am am on am.oid = c.relam where am.amname = 'gin' and i.indrelid in ('members'::regclass, 'groups'::regclass)`);
-  orm = (await openOrm(inject('databaseUrl'), 1, false)) as MikroORM;
+  orm = (await openOrm(testDatabaseUrl(), 1, false)) as MikroORM;
 }, 60_000);
 afterAll(async () => {
   await orm?.close();

@@ -1,8 +1,9 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { createGroup, createMember, createMembers, expectProblem } from '../../helpers/factories';
 import type { Member } from '../../../src/modules/members/member.entity';
+import { testDatabaseUrl } from '../../helpers/database';
 
 let app: TestApp;
 let t: Tenant;
@@ -228,7 +229,7 @@ describe('PATCH /api/v1/groups/{groupIdentifier}/memberships/order', () => {
 
   it('a reorder that loses a deadlock (opposite lock order, as a member delete takes) is retried: 204', async () => {
     const { group, ids } = await fixture(3);
-    const other = new Client({ connectionString: inject('databaseUrl') });
+    const other = new Client({ connectionString: testDatabaseUrl() });
     await other.connect();
     try {
       // Never the victim: PostgreSQL aborts the request's transaction, which waited first.

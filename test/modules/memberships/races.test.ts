@@ -1,8 +1,9 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { createGroup, createMembers } from '../../helpers/factories';
 import { gqlWith, sleep, sqlWith } from '../../helpers/jobs';
+import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * Write races: each pair runs at concurrency for RACE_MS against the real database. The
@@ -114,7 +115,7 @@ describe('member delete vs membership writes', () => {
   it('a member deleted while a bulk create checks it: the bulk waits, then 400 naming /groupMemberships/2/memberId; nothing is stored', async () => {
     const group = await createGroup(app, t.communityId);
     const ms = await createMembers(app, t.communityId, Array.from({ length: 3 }, () => ({})));
-    const deleter = new Client({ connectionString: inject('databaseUrl') });
+    const deleter = new Client({ connectionString: testDatabaseUrl() });
     await deleter.connect();
     try {
       await deleter.query('begin');

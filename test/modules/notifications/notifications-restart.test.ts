@@ -1,9 +1,10 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { createMembers } from '../../helpers/factories';
 import { gqlWith, sleep, sqlWith } from '../../helpers/jobs';
 import { startService } from '../../helpers/process';
+import { testDatabaseUrl } from '../../helpers/database';
 
 // This file's own app runs no worker: the second service process is the one expected to send.
 let app: TestApp;
@@ -21,7 +22,7 @@ const read = async (id: string) => (await gqlWith(app)(QUERY, { id }, t.key)).da
 describe('a scheduled notification survives a restart of the service', () => {
   it('created through one process, that process is killed before sendAt, the next one sends it once', async () => {
     const members = await createMembers(app, t.communityId, [{}, {}]);
-    const env = { DATABASE_URL: inject('databaseUrl') };
+    const env = { DATABASE_URL: testDatabaseUrl() };
     const first = await startService(env);
     let id: string;
     try {

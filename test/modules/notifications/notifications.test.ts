@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQueue } from '../../../src/jobs/queue';
 import { tasks } from '../../../src/jobs/tasks';
 import { deliverNotification } from '../../../src/modules/notifications/notification.service';
@@ -6,6 +6,7 @@ import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { createMembers, expectProblem, keyFor } from '../../helpers/factories';
 import { gqlWith, sleep, sqlWith } from '../../helpers/jobs';
 import { asTestOwner } from '../../helpers/owner';
+import { testDatabaseUrl } from '../../helpers/database';
 
 let app: TestApp;
 let t: Tenant;
@@ -159,7 +160,7 @@ describe('scheduled notifications', () => {
   });
 
   it('with two workers and concurrent senders, every recipient still gets exactly one delivery', async () => {
-    const second = await startQueue(inject('databaseUrl'), { orm: app.runtime.orm, logger: app.runtime.logger, state: app.runtime.state }, tasks, { pollInterval: 100, concurrency: 4 });
+    const second = await startQueue(testDatabaseUrl(), { orm: app.runtime.orm, logger: app.runtime.logger, state: app.runtime.state }, tasks, { pollInterval: 100, concurrency: 4 });
     try {
       const members = await createMembers(app, t.communityId, Array.from({ length: 5 }, () => ({})));
       const sendAt = inSeconds(1);

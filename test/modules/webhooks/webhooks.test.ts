@@ -113,7 +113,9 @@ describe('deliveries', () => {
     const listed = await deliveries(all.id, tenant);
     // Each event's deliveries are made by its own dispatch job, and two jobs may run at once:
     // the list's createdAt order between the two events is not fixed, so compare them by type.
-    expect(listed.map((d) => [d.type, d.status, d.attempts, d.responseStatus]).sort()).toEqual([
+    // A failed first attempt says why (its logged error) rather than only that the count is off.
+    const log = await sqlWith(app)('select delivery_id, response_status, error, duration_ms from webhook_delivery_attempts where delivery_id = any(?::uuid[]) order by id', [`{${listed.map((d) => d.id).join(',')}}`]);
+    expect(listed.map((d) => [d.type, d.status, d.attempts, d.responseStatus]).sort(), JSON.stringify(log)).toEqual([
       ['group.created', 'SUCCEEDED', 1, 200],
       ['group.updated', 'SUCCEEDED', 1, 200],
       ['group_membership.created', 'SUCCEEDED', 1, 200],
