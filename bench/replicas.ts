@@ -58,18 +58,18 @@ export async function timeReplicas(
     if (withRedis) servers.push(withRedis);
 
     // One community with 1,000 groups; a key that writes nothing (its reads may all go to the replica).
-    const gql = async (query: string, variables: object) => {
+    const gql = async <T>(query: string, variables: object): Promise<T> => {
       const res = await fetch(`${alone.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
         body: JSON.stringify({ query, variables }),
       });
-      const body = await res.json();
+      const body = (await res.json()) as { data: T; errors?: unknown[] };
       if (body.errors) throw new Error(JSON.stringify(body.errors));
       return body.data;
     };
-    const { createCommunity } = await gql('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'Replicas' } });
-    const { createApiKey } = await gql('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
+    const { createCommunity } = await gql<{ createCommunity: { id: string } }>('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'Replicas' } });
+    const { createApiKey } = await gql<{ createApiKey: { key: string } }>('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
       i: { communityId: createCommunity.id, rateLimitPerHour: 1_000_000_000 },
     });
     const c = new Client({ connectionString: db.primaryUrl });

@@ -92,7 +92,7 @@ async function createKey(service: Server, communityId: string): Promise<string> 
       variables: { input: { communityId, rateLimitPerHour: 1_000_000_000 } },
     }),
   });
-  const body = await res.json();
+  const body = (await res.json()) as { data: { createApiKey: { key: string } }; errors?: unknown[] };
   if (body.errors) throw new Error(`bench: createApiKey failed: ${JSON.stringify(body.errors)}`);
   return body.data.createApiKey.key;
 }

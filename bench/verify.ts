@@ -1,9 +1,23 @@
 import { armRequest, type Arm } from './measure';
 import type { LoadOp } from './ops';
 
+/** The answers' JSON as far as these checks read it: a REST page or record, or a GraphQL (PostGraphile) answer. */
+interface Answer {
+  results?: Record<string, unknown>[];
+  limit?: number;
+  skip?: number;
+  size?: number;
+  _links?: { next?: unknown };
+  data?: {
+    result?: { results?: unknown; limit?: unknown; skip?: unknown; size?: unknown };
+    allGroups?: { nodes?: Record<string, unknown>[]; pageInfo?: { hasNextPage?: boolean } };
+  };
+  errors?: unknown;
+}
+
 async function get(url: string, req: ReturnType<typeof armRequest>) {
   const res = await fetch(url + req.path, { method: req.method, headers: req.headers, body: req.body });
-  return { status: res.status, body: await res.json().catch(() => undefined) };
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as Answer | undefined };
 }
 
 /** Same keys in the same order, all the way down (ids of created records differ by nature). */
@@ -24,7 +38,7 @@ export async function checkSameJson(serviceUrl: string, rawUrl: string, key: str
     if (rest.status >= 300) throw new Error(`bench: ${op.label} answered ${rest.status}: ${JSON.stringify(rest.body)}`);
     let data = gql.body?.data?.result;
     if (op.list && data) data = { results: data.results, limit: data.limit, skip: data.skip, size: data.size };
-    const restCore = op.list ? { results: rest.body.results, limit: rest.body.limit, skip: rest.body.skip, size: rest.body.size } : rest.body;
+    const restCore = op.list ? { results: rest.body!.results, limit: rest.body!.limit, skip: rest.body!.skip, size: rest.body!.size } : rest.body;
     const eq = (a: unknown, b: unknown) => (op.method === 'GET' ? JSON.stringify(a) === JSON.stringify(b) : JSON.stringify(shape(a)) === JSON.stringify(shape(b)));
     const problems: string[] = [];
     if (raw.status !== rest.status || !eq(rest.body, raw.body)) problems.push(`raw answers differently (${raw.status}: ${JSON.stringify(raw.body).slice(0, 200)})`);
@@ -62,7 +76,7 @@ export async function checkPeers(serviceUrl: string, peers: { arm: Arm; url: str
       if (res.status !== 200 || res.body?.errors || got !== want || !sameNext) {
         notes.push(`${op.label}: ${arm} answers differently (${res.status}: ${JSON.stringify(res.body).slice(0, 300)})`);
       } else {
-        notes.push(`Checked before measuring: ${arm} returns the same ${rest.body.results.length} records as REST for ${op.id} (every field, same order, same next-page answer).`);
+        notes.push(`Checked before measuring: ${arm} returns the same ${rest.body!.results!.length} records as REST for ${op.id} (every field, same order, same next-page answer).`);
       }
     }
   }
