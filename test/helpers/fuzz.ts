@@ -229,7 +229,7 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
     await check(
       fc.asyncProperty(fc.constantFrom(...routes), fc.constantFrom(...METHODS), async (route, method) => {
         const path = '/api/v1' + route.path.replace(/:(\w+)/g, 'seed');
-        const allowed = routes
+        const allowed: string[] = routes
           .filter((r) => new RegExp(`^${r.path.replace(/:(\w+)/g, '[^/]+')}$`).test(path.slice('/api/v1'.length)))
           .map((r) => r.method);
         const res = await rawHttp(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);

@@ -171,7 +171,7 @@ const CAP = 25;
 
 /* ---------------------------------------------------------------- commands */
 
-type Cmd = fc.AsyncCommand<Model, Real, true>;
+type Cmd = fc.AsyncCommand<Model, Real>;
 
 /** One command: `run` does its requests; every answer already went through `call`'s oracles. */
 function command(label: string, run: (m: Model, r: Real) => Promise<void>, check: (m: Model) => boolean = () => true): Cmd {
@@ -199,7 +199,7 @@ function createGroup(ci: number, name: string, externalId: string | null, about:
       const c = m.c[ci];
       const json = { name, ...(externalId !== null ? { externalId } : {}), ...(about !== undefined ? { about } : {}) };
       const key = idempotent ? randomUUID() : undefined;
-      const req = { method: 'POST', path: '/api/v1/groups', json, headers: key ? { 'idempotency-key': key } : {} };
+      const req: Req = { method: 'POST', path: '/api/v1/groups', json, headers: key ? { 'idempotency-key': key } : {} };
       const res = await call(m, r, ci, req);
       const taken = externalId !== null && [...c.groups.values()].some((g) => g.externalId === externalId);
       if (taken) {
