@@ -41,7 +41,7 @@ describe('SIGTERM drains', () => {
     for (let i = 0; i < 20 && ready.status === 200; i++) ready = await fetch(`${service.url}/readyz`);
     const doneWhenReadinessFlipped = done;
     expect(ready.status, service.output()).toBe(503);
-    expect((await ready.json()).detail).toBe('The service is shutting down');
+    expect(((await ready.json()) as { detail?: string }).detail).toBe('The service is shutting down');
     expect(doneWhenReadinessFlipped).toBeLessThan(50);
     expect(await Promise.all(requests.map((r) => r.catch((e: Error) => `${e.message}: ${service!.output().slice(-2000)}`)))).toEqual(Array(50).fill(201));
     expect(await exited).toBe(0);

@@ -17,6 +17,16 @@ function chromiumPath(): string | undefined {
   return undefined;
 }
 
+/**
+ * The page's globals that the page.evaluate / waitForFunction callbacks read (they run in the
+ * browser; the tests are type-checked without the DOM library): the GraphQL IDE page's Sandbox
+ * options and Swagger UI's instance.
+ */
+declare const window: {
+  sandboxOptions?: unknown;
+  ui?: { preauthorizeApiKey(scheme: string, key: string): unknown };
+};
+
 const executablePath = chromiumPath();
 if (!executablePath) console.warn('SKIPPED browser: chromium is not installed (apt-get install -y chromium)');
 
@@ -136,11 +146,11 @@ describe.skipIf(!executablePath)('GraphQL IDE and Swagger UI in a real browser w
     await page.goto(`${base}/graphql`);
     await page.locator('#api-key-hint').waitFor({ timeout: 20_000 });
     await page.waitForTimeout(500);
-    expect(await page.evaluate(() => (window as any).sandboxOptions)).toBeUndefined(); // not started without a key
+    expect(await page.evaluate(() => window.sandboxOptions)).toBeUndefined(); // not started without a key
     await page.fill('#api-key', t.key);
     await page.click('#api-key-form button[type="submit"]');
     await page.waitForSelector('body[data-ide="sandbox"]', { timeout: 20_000 });
-    const options = await page.evaluate(() => (window as any).sandboxOptions);
+    const options = await page.evaluate(() => window.sandboxOptions);
     expect(options).toMatchObject({
       target: '#ide',
       initialEndpoint: `${base}/graphql`,
@@ -159,8 +169,8 @@ describe.skipIf(!executablePath)('GraphQL IDE and Swagger UI in a real browser w
     const page = await context.newPage();
     await page.goto(`${base}/docs/`);
     await page.waitForSelector('#operations-groups-addGroup', { timeout: 20_000 });
-    await page.waitForFunction(() => (window as any).ui?.preauthorizeApiKey);
-    await page.evaluate((key) => (window as any).ui.preauthorizeApiKey('ApiKeyHeader', key), t.key);
+    await page.waitForFunction(() => window.ui?.preauthorizeApiKey);
+    await page.evaluate((key) => window.ui!.preauthorizeApiKey('ApiKeyHeader', key), t.key);
     await page.click('#operations-groups-addGroup .opblock-summary');
     await page.click('#operations-groups-addGroup .try-out__btn');
     await page.click('#operations-groups-addGroup .execute');

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -186,7 +187,9 @@ describe('what the docs promise besides the walkthrough', () => {
           .set('Access-Control-Request-Headers', 'x-api-key'),
       ];
       for (const res of answers) {
-        expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-')), `${res.req.method} ${res.req.path}`).toEqual([]);
+        // superagent's Response type leaves out `req`, the http.ClientRequest it answers
+        const { req } = res as typeof res & { req: ClientRequest };
+        expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-')), `${req.method} ${req.path}`).toEqual([]);
       }
     } finally {
       await app.close();

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { printedOpenApi } from '../../src/openapi';
-import { deref, operations } from '../helpers/examples';
+import { deref, operations, type Doc } from '../helpers/examples';
 import { startTestApp, type TestApp } from '../helpers/app';
 
 // newman has no type declarations; its Node API is run(options, callback).
@@ -70,7 +70,7 @@ describe('Portman + newman from the served document and portman/portman-config.j
     expect(stats.assertions.failed).toBe(0);
     expect(stats.assertions.total).toBeGreaterThan(200);
     // Every operation ran once, and each answered its success status.
-    const doc = await (await fetch(`${base}/api/v1/openapi.json`)).json();
+    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as Doc;
     expect(executions).toHaveLength(operations(doc).size);
     for (const e of executions) expect(e.response.code, e.item.name).toBeLessThan(300);
   }, 180_000);

@@ -37,25 +37,25 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function operator(query: string, variables: Record<string, unknown>) {
+async function operator<T>(query: string, variables: Record<string, unknown>): Promise<T> {
   const res = await fetch(`${s1}/graphql`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ query, variables }),
   });
-  const body = await res.json();
+  const body = (await res.json()) as { data: T; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
 
 async function community(): Promise<{ writer: string; reader: string }> {
-  const { createCommunity } = await operator('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'Replicated' } });
+  const { createCommunity } = await operator<{ createCommunity: { id: string } }>('mutation($i: CreateCommunityInput!) { createCommunity(input: $i) { id } }', { i: { name: 'Replicated' } });
   const key = async () =>
     (
-      await operator('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
+      await operator<{ createApiKey: { key: string } }>('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { key } }', {
         i: { communityId: createCommunity.id, rateLimitPerHour: 1_000_000 },
       })
-    ).createApiKey.key as string;
+    ).createApiKey.key;
   return { writer: await key(), reader: await key() };
 }
 
@@ -155,7 +155,7 @@ describe('reads on a lagging replica', () => {
         headers: { 'x-api-key': reader, 'content-type': 'application/json' },
         body: JSON.stringify({ query: `{ group(ref: { id: "${g.body.id}" }) { name about } groups(limit: 5) { size } }` }),
       });
-      const qb = await q.json();
+      const qb = (await q.json()) as { errors?: unknown[] };
       expect(q.status, JSON.stringify(qb)).toBe(200);
       expect(qb.errors).toBeUndefined();
       return r.body.about !== `v${i}`;

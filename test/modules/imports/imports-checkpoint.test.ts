@@ -27,7 +27,7 @@ describe('checkpoints', () => {
     const rows = Array.from({ length: 2500 }, (_, i) => ({ externalId: `ckpt-${i}`, name: `Group ${i}` }));
     const job = em.create(ImportJob, { communityId: t.communityId, kind: ImportKind.GROUPS, total: rows.length, payload: rows });
     await em.flush();
-    const deps = { orm: app.runtime.orm, logger: app.runtime.logger };
+    const deps = { orm: app.runtime.orm, logger: app.runtime.logger, state: app.runtime.state };
     const helpers = (aborted: (check: number) => boolean, attempts = 1) => {
       let check = 0;
       const abortSignal = { get aborted() { return aborted(++check); } };

@@ -147,7 +147,10 @@ describe('deliveries', () => {
       expect(ok).toMatchObject({ responseStatus: 200, nextAttemptAt: null });
       expect(ok.attempts).toBeGreaterThanOrEqual(2);
       expect(down.received.map((r) => r.headers['webhook-id'])).toEqual([failed.eventId]);
-      const attempts = await sqlWith(app)('select response_status, error from webhook_delivery_attempts where delivery_id = ? order by id', [ok.id]);
+      const attempts = (await sqlWith(app)('select response_status, error from webhook_delivery_attempts where delivery_id = ? order by id', [ok.id])) as {
+        response_status: number | null;
+        error: string | null;
+      }[];
       expect(attempts.length).toBe(ok.attempts);
       expect(attempts.at(-1)).toEqual({ response_status: 200, error: null });
       for (const a of attempts.slice(0, -1)) expect(a).toEqual({ response_status: null, error: expect.stringContaining('ECONNREFUSED') });
@@ -158,7 +161,7 @@ describe('deliveries', () => {
       });
       expect(gql.body.errors).toBeUndefined();
       const log = gql.body.data.webhookDeliveries.results[0].attemptLog;
-      expect(log.map((a: { responseStatus: number | null }) => a.responseStatus)).toEqual(attempts.map((a: { response_status: number | null }) => a.response_status));
+      expect(log.map((a: { responseStatus: number | null }) => a.responseStatus)).toEqual(attempts.map((a) => a.response_status));
     } finally {
       await down.stop();
     }
