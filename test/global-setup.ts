@@ -40,6 +40,9 @@ export async function teardown() {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: dropAfter.adminUrl });
     await client.connect();
+    // The files' clones (test/file-database.ts) drop themselves; one whose worker died did not.
+    const { rows } = await client.query<{ datname: string }>('select datname from pg_database where starts_with(datname, $1)', [`${dropAfter.name}_`]);
+    for (const { datname } of rows) await client.query(`drop database if exists "${datname}" with (force)`).catch(() => undefined);
     await client.query(`drop database if exists "${dropAfter.name}" with (force)`).catch(() => undefined);
     await client.end();
   }
