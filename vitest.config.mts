@@ -23,8 +23,9 @@ export const shared = {
     hookTimeout: 60_000,
     pool: 'forks',
     // Two files at a time (vitest's default is one fewer than the cores: one on CI's two). Most
-    // of a file's time is spent waiting on PostgreSQL, timers and child processes, so two halve
-    // the wall time; each file has its own database (test/file-database.ts), so they cannot meet.
+    // of a file's time is spent waiting on PostgreSQL, timers and child processes, so two cut the
+    // wall time by a third or more; each file has its own database (test/file-database.ts), so
+    // they cannot meet (docs/reliability.md, "Test files side by side").
     maxWorkers: 2,
   },
 }
