@@ -16,11 +16,14 @@ export async function withClient<T>(url: string, fn: (c: Client) => Promise<T>):
   }
 }
 
-/** A new empty database on the server of `url`; returns its url and a drop function. */
-export async function scratchDatabase(url: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A new database on the server of `url`, empty or a copy of `template`; returns its url and a
+ * drop function.
+ */
+export async function scratchDatabase(url: string, name: string, template?: string): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  await withClient(admin.toString(), (c) => c.query(`create database "${name}"`));
+  await withClient(admin.toString(), (c) => c.query(`create database "${name}"${template ? ` template "${template}"` : ''}`));
   const own = new URL(url);
   own.pathname = `/${name}`;
   return {

@@ -42,18 +42,20 @@ describe('Portman + newman from the served document and portman/portman-config.j
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('gives 0 failed assertions over every operation of the document, in a fresh community', async () => {
-    const collection = path.join(dir, 'collection.json');
-    await promisify(execFile)(
-      process.execPath,
-      [PORTMAN, '-u', `${base}/api/v1/openapi.json`, '-c', 'portman/portman-config.json', '-o', collection],
-      { cwd: ROOT, timeout: 120_000 },
-    );
+  /** What README tells users to run: Portman converts the served document with a configuration file. */
+  async function portman(config: string, name: string): Promise<any> {
+    const collection = path.join(dir, name);
+    await promisify(execFile)(process.execPath, [PORTMAN, '-u', `${base}/api/v1/openapi.json`, '-c', config, '-o', collection], { cwd: ROOT, timeout: 120_000 });
+    return JSON.parse(fs.readFileSync(collection, 'utf8'));
+  }
+
+  /** newman runs a collection against this service with a new community's key. */
+  async function newmanRun(collection: object): Promise<any> {
     const t = await app.tenant();
-    const summary = await new Promise<any>((resolve, reject) =>
+    return new Promise<any>((resolve, reject) =>
       newman.run(
         {
-          collection: JSON.parse(fs.readFileSync(collection, 'utf8')),
+          collection,
           // The configuration's baseUrl is the README's localhost:3000; this run's service listens elsewhere.
           envVar: [
             { key: 'baseUrl', value: `${base}/api/v1` },
@@ -64,6 +66,10 @@ describe('Portman + newman from the served document and portman/portman-config.j
         (err, result) => (err ? reject(err) : resolve(result)),
       ),
     );
+  }
+
+  it('gives 0 failed assertions over every operation of the document, in a fresh community', async () => {
+    const summary = await newmanRun(await portman('portman/portman-config.json', 'collection.json'));
     const failures = summary.run.failures.map((f: any) => `${f.source?.name}: ${f.error?.message}`);
     expect(failures).toEqual([]);
     const { stats, executions } = summary.run;
@@ -102,9 +108,7 @@ describe('Portman + newman from the served document and portman/portman-config.j
     };
     const configFile = path.join(dir, 'fuzz-config.json');
     fs.writeFileSync(configFile, JSON.stringify(config));
-    const collection = path.join(dir, 'fuzz-collection.json');
-    await promisify(execFile)(process.execPath, [PORTMAN, '-u', `${base}/api/v1/openapi.json`, '-c', configFile, '-o', collection], { cwd: ROOT, timeout: 120_000 });
-    const generated = JSON.parse(fs.readFileSync(collection, 'utf8'));
+    const generated = await portman(configFile, 'fuzz-collection.json');
     // The examples' deletes go last, so the variations meet live records (a fuzzed body for a
     // deleted group would stop at its 404, before the body is read).
     const deletes: any[] = [];
@@ -118,19 +122,10 @@ describe('Portman + newman from the served document and portman/portman-config.j
     // id): such a variation is the example itself, a valid request. Those are held to "not a 5xx" only.
     const requests = (items: any[]): any[] => items.flatMap((i) => (i.item ? requests(i.item) : [i]));
     const sent = (r: any) => JSON.stringify([r.request.body?.raw ? JSON.parse(r.request.body.raw) : null, r.request.url?.query ?? [], r.request.header ?? []]);
-    const examples = new Map(requests(generated.item).filter((r) => !r.name.includes('[Fuzz]')).map((r) => [r.name, sent(r)]));
-    const unchanged = new Set(requests(generated.item).filter((r) => r.name.includes('[Fuzz]') && sent(r) === examples.get(r.name.split('[Fuzz]')[0])).map((r) => r.name));
-    const t = await app.tenant();
-    const summary = await new Promise<any>((resolve, reject) =>
-      newman.run(
-        {
-          collection: generated,
-          envVar: [{ key: 'baseUrl', value: `${base}/api/v1` }, { key: 'apiKey', value: t.key }],
-          reporters: [],
-        },
-        (err, result) => (err ? reject(err) : resolve(result)),
-      ),
-    );
+    const items = requests(generated.item);
+    const examples = new Map(items.filter((r) => !r.name.includes('[Fuzz]')).map((r) => [r.name, sent(r)]));
+    const unchanged = new Set(items.filter((r) => r.name.includes('[Fuzz]') && sent(r) === examples.get(r.name.split('[Fuzz]')[0])).map((r) => r.name));
+    const summary = await newmanRun(generated);
     const fuzzed = summary.run.executions.filter((e: any) => (e.assertions ?? []).some((a: any) => a.assertion.startsWith('fuzz:')));
     // Every operation with a body, query parameter or header to fuzz: well over a hundred variations.
     expect(fuzzed.length - unchanged.size).toBeGreaterThan(100);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { arrayOf } from '../../../src/db/sql';
 import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { expectProblem } from '../../helpers/factories';
 import { sleep, sqlWith } from '../../helpers/jobs';
@@ -114,7 +115,7 @@ describe('deliveries', () => {
     // Each event's deliveries are made by its own dispatch job, and two jobs may run at once:
     // the list's createdAt order between the two events is not fixed, so compare them by type.
     // A failed first attempt says why (its logged error) rather than only that the count is off.
-    const log = await sqlWith(app)('select delivery_id, response_status, error, duration_ms from webhook_delivery_attempts where delivery_id = any(?::uuid[]) order by id', [`{${listed.map((d) => d.id).join(',')}}`]);
+    const log = await sqlWith(app)('select delivery_id, response_status, error, duration_ms from webhook_delivery_attempts where delivery_id = any(?::uuid[]) order by id', [arrayOf(listed.map((d) => d.id))]);
     expect(listed.map((d) => [d.type, d.status, d.attempts, d.responseStatus]).sort(), JSON.stringify(log)).toEqual([
       ['group.created', 'SUCCEEDED', 1, 200],
       ['group.updated', 'SUCCEEDED', 1, 200],
