@@ -18,8 +18,12 @@ export const safetyParameters = {
     description:
       `1-255 printable characters chosen by the client (e.g. a UUID). The first answer (2xx, or 400/404/409/422) is stored ` +
       `for ${IDEMPOTENCY_TTL_HOURS} hours per API key; a repeat with the same method, path and body gets it again with ` +
-      `\`${REPLAYED_HEADER}: true\` and changes nothing; with another body it is a 422; while the first is still running, a 409.`,
+      `\`${REPLAYED_HEADER}: true\` and changes nothing; with another body it is a 422; while the first is still running, a 409. ` +
+      `Spaces before and after it are not part of it (HTTP drops them before the service sees the key).`,
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[ -~]+$' },
+    // A fixed example: without one, generators (Portman, openapi-to-postman) make a random string
+    // from the pattern, and one that starts with a space pads to a value HTTP trims.
+    example: '0b6f7a52-3c1e-4f6d-9a8b-2d4e6f8a1c3b',
   },
   'If-None-Match': {
     name: 'If-None-Match',
