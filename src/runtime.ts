@@ -93,10 +93,10 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   // Always: requests enqueue jobs in their own transactions, worker or not (idempotent, one query when current).
   await migrateQueue(databaseUrl, logger);
   // Row-level security: the service role and its grants, then request work switched to it (src/db/tenancy.ts).
-  if (config.dbRowSecurity) {
-    await prepareTenancy(pool, QUEUE_SCHEMA);
-    installTenancy(orm.em);
-  } else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
+  if (config.dbRowSecurity) await prepareTenancy(pool, QUEUE_SCHEMA);
+  else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
+  // Off, the guard still carries the statements' plan settings (generic plans), so both modes plan alike.
+  installTenancy(orm.em, config.dbRowSecurity);
   const state = new RuntimeState();
   state.set(SECRET_BOX, openSecretBox(config, (msg, fields) => logger.info(fields, msg)));
   if (reads) state.set(READ_ROUTER, reads);

@@ -1,7 +1,7 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TEXT_SORT_FIELDS, toPage, type Page, type PageWindow } from '../common/pagination';
-import { preparedRows } from './prepared';
+import { preparedRows, type Planning } from './prepared';
 import { anyOf, arrayOf } from './sql';
 import { isVersioned, VERSION_COLUMN } from './version';
 
@@ -203,7 +203,7 @@ export function pageStatement(
   window: PageWindow,
   extra?: LeanExtra,
   conditions: LeanFilter[] = [],
-): { sql: string; params: unknown[] } {
+): { sql: string; params: unknown[]; planning: Planning } {
   const { limit, skip, orderBy } = window;
   const shape = shapeOf(em, entity);
   const column = (prop: string) => columnOf(shape, entity, prop);
@@ -249,6 +249,16 @@ export function pageStatement(
   }
   let page: string;
   let pageParams: unknown[];
+  /*
+   * A community's plain page (no filter, no modifiedSince, no parent, the first 1,000 rows):
+   * one plan serves every community and page size (the order's index, read from the
+   * community's first row), so it is planned once per connection (`generic`, src/db/prepared.ts).
+   * PostgreSQL's own choice re-planned it at every run: a generic plan's guess for `limit $n`
+   * is 10% of the community, dearer than any custom plan. Pages of one parent (a group's
+   * members) stay planned for their values: a 10,000-member group needs another plan than
+   * the average group (docs/performance.md, "Generic plans").
+   */
+  let planning: Planning = 'cached';
   if (driver?.ordered && !driver.unique && inCreationOrder(orderBy)) {
     // The candidates in page order (driver.ordered), each row read by id and tested; OFFSET 0 keeps
     // the lateral subquery a per-row lookup, so the index's order is the page's and LIMIT stops it.
@@ -264,6 +274,8 @@ export function pageStatement(
   } else if (!walked) {
     page = pageOf(rows);
     pageParams = [...params, limit + 1, skip];
+    const plain = !conditions.length && !window.modifiedSince && !extra && Object.keys(where).join() === 'communityId';
+    if (plain) planning = 'generic';
   } else {
     /*
      * A bounded walk, then the full search only when needed: `hit` tests the first rows of the
@@ -301,7 +313,7 @@ export function pageStatement(
     ];
   }
   // A subquery with a LIMIT is never flattened: the outer projection runs on its rows, in its order.
-  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: pageParams };
+  return { sql: extra ? `select p.*, ${extra.select} from (${page}) p` : page, params: pageParams, planning };
 }
 
 export async function leanPage<T extends object>(
@@ -312,8 +324,8 @@ export async function leanPage<T extends object>(
   extra?: LeanExtra,
   filters: LeanFilter[] = [],
 ): Promise<Page<T>> {
-  const { sql, params } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra, filters);
-  const rows = await preparedRows(em, sql, params);
+  const { sql, params, planning } = pageStatement(em, entity as EntityClass<object>, where as Record<string, string>, window, extra, filters);
+  const rows = await preparedRows(em, sql, params, planning);
   return toPage(rows as T[], window.limit, window.skip);
 }
 

@@ -56,43 +56,55 @@ export function statementOf(sql: string): Statement {
 }
 
 /**
- * Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above).
- * `replan`: sent unnamed instead, so PostgreSQL plans it for its values at every call (the
- * values stay bound parameters): for a statement over a set of rows, whose best plan depends
- * on how large the table and the set are. A named statement's generic plan is kept for the
- * connection's life (until the next ANALYZE): one settled while a new community's first
- * import found an empty table scanned the whole table for every later batch.
+ * How PostgreSQL plans a statement:
+ * - `cached`: a named statement, its plan cache decides (custom plans for the first five runs,
+ *   then a generic plan when it is not dearer; for a page with `limit $n offset $m` it never is).
+ * - `replan`: sent unnamed, so PostgreSQL plans it for its values at every call (the values stay
+ *   bound parameters): for a statement over a set of rows, whose best plan depends on how large
+ *   the table and the set are. A named statement's generic plan is kept for the connection's
+ *   life (until the next ANALYZE): one settled while a new community's first import found an
+ *   empty table scanned the whole table for every later batch.
+ * - `generic`: a named statement planned once per connection, whatever its values
+ *   (`plan_cache_mode = force_generic_plan` for that statement alone, set in the same round trip
+ *   by src/db/tenancy.ts; inside a transaction it is planned as `cached`). Only for a statement
+ *   whose best plan is the same for every value: a community's list page in an index's order,
+ *   where re-planning cost PostgreSQL more than running it (docs/performance.md, "Generic plans").
  */
-export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan = false): Promise<{ rows: R[]; rowCount: number }> {
+export type Planning = 'cached' | 'replan' | 'generic';
+
+/** Runs `sql` (`?` or `$n` parameters) as a named statement on em's connection (see above), planned as `planning` says. */
+export async function prepared<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning = 'cached'): Promise<{ rows: R[]; rowCount: number }> {
   const trx = em.getTransactionContext();
   // Outside a transaction: the read scope's node (src/db/replicas.ts), the primary by default.
   const replica = trx ? null : currentReplica();
   if (replica) {
     try {
-      return await run<R>(em, sql, values, replan, replica.connection);
+      return await run<R>(em, sql, values, planning, replica.connection);
     } catch (err) {
       if (!replicaFailed(replica, err)) throw em.getDriver().convertException(err as Error);
       // once more, on the primary
     }
   }
   try {
-    return await run<R>(em, sql, values, replan);
+    return await run<R>(em, sql, values, planning);
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
 }
 
-async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan: boolean, from?: OrmConnection) {
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning, from?: OrmConnection) {
   const statement = statementOf(sql);
   const { text } = statement;
-  const name = replan ? undefined : statement.name;
+  const name = planning === 'replan' ? undefined : statement.name;
+  // `generic` is read by the tenancy layer's guard (src/db/tenancy.ts); pg ignores it.
+  const generic = planning === 'generic' || undefined;
   const knex = em.getConnection('write').getKnex();
   return withConnection(
     em,
     async (connection) => {
       knex.emit('query', { sql: text, bindings: values, name });
       try {
-        const res = await connection.query<R>({ name, text, values });
+        const res = await connection.query<R>({ name, text, values, generic } as { name?: string; text: string; values: unknown[] });
         return { rows: res.rows, rowCount: res.rowCount ?? 0 };
       } catch (err) {
         knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
@@ -104,6 +116,6 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
 }
 
 /** The rows of `prepared`, for reads. */
-export async function preparedRows<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], replan = false): Promise<R[]> {
-  return (await prepared<R>(em, sql, values, replan)).rows;
+export async function preparedRows<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning = 'cached'): Promise<R[]> {
+  return (await prepared<R>(em, sql, values, planning)).rows;
 }

@@ -32,6 +32,12 @@ import { interceptPool, type DriverConnection } from './driver-pool';
  * The hook sits on the pools through the driver-pool adapter, so every connection the ORM hands
  * out (the primary's and each read replica's: transactions, named statements, MikroORM's own
  * queries) goes through it.
+ *
+ * The same pipeline carries a statement's planning: a named statement sent as `generic`
+ * (src/db/prepared.ts, Planning) outside a transaction gets `t_set('plan_cache_mode',
+ * 'force_generic_plan')` in front as well, so PostgreSQL plans it once per connection instead of
+ * at every run. That holds with DB_ROW_SECURITY=off too (the guard is installed without the
+ * role switch and without community settings), so the two modes plan alike.
  */
 const require_ = createRequire(__filename);
 /** pg's own conversion of a parameter to its text form (what it sends for `$n`). */
@@ -62,9 +68,13 @@ const SEVERAL = /;\s*\S/;
 const SET = 't_set';
 const PREPARE_SET = `prepare ${SET}(text, text) as select set_config($1, $2, true)`;
 
-/** The Bind and Execute of `t_set` for one setting (a community, or the owner), kept: the same bytes for every statement of that community. */
+type Setting = [string, string];
+/** What a `generic` statement adds (src/db/prepared.ts): planned once, not at every run. */
+const GENERIC_PLAN: Setting = ['plan_cache_mode', 'force_generic_plan'];
+
+/** The Bind and Execute of `t_set` for one setting (a community, the owner, a plan mode), kept: the same bytes for every statement of that community. */
 const settingBytes = new Map<string, Buffer>();
-function settingMessages([name, value]: [string, string]): Buffer {
+function settingMessages([name, value]: Setting): Buffer {
   const key = `${name}=${value}`;
   let bytes = settingBytes.get(key);
   if (!bytes) {
@@ -87,11 +97,11 @@ function modeNow(): Mode {
 }
 
 /** The setting that makes the rest of the transaction the tenant's (a checked UUID), or the owner's; none when the community is unknown. */
-function settingOf(mode: Mode): [string, string] | null {
+function settingOf(mode: Mode): Setting | null {
   if (mode.owner) return ['role', 'none'];
   return mode.community ? ['app.community_id', mode.community] : null;
 }
-const settingSql = ([name, value]: [string, string]) => `select set_config('${name}', '${value}', true)`;
+const settingSql = ([name, value]: Setting) => `select set_config('${name}', '${value}', true)`;
 
 type Callback = (err: Error | null, result?: unknown) => void;
 interface QueryConfig {
@@ -100,6 +110,8 @@ interface QueryConfig {
   values?: unknown[];
   submit?: unknown;
   rows?: number;
+  /** Planned once per connection (src/db/prepared.ts, Planning). */
+  generic?: boolean;
   [more: string]: unknown;
 }
 type Query = (config: unknown, values?: unknown, callback?: Callback) => Promise<unknown> | undefined;
@@ -137,8 +149,8 @@ function nameOf(text: string): string {
 }
 
 /**
- * One statement outside a transaction with its setting in front (or a BEGIN with its setting
- * after), in one round trip of the extended protocol: Bind/Execute of the connection's `t_set` (the setting), Parse (once per
+ * One statement outside a transaction with its settings in front (or a BEGIN with its setting
+ * after), in one round trip of the extended protocol: Bind/Execute of the connection's `t_set` per setting, Parse (once per
  * connection for a named statement), Bind/Describe/Execute of the statement, one Sync.
  * PostgreSQL runs everything before a Sync as one implicit transaction, so the
  * transaction-local setting covers the statement and is gone after it. The setting's own
@@ -146,21 +158,21 @@ function nameOf(text: string): string {
  * parsers, fields, rowCount, and an error of either part surfaces as pg's error.
  */
 class TenantQuery extends PgQuery {
-  /** Completions seen: the setting's is dropped (the first, or with `after` the second). */
+  /** Completions seen: the settings' are dropped (the first ones, or with `after` those after the first). */
   private completed = 0;
-  private readonly setting: [string, string];
+  private readonly settings: readonly Setting[];
   /** The setting after the statement: a BEGIN, whose transaction it then belongs to (it outlives the Sync). */
   private readonly after: boolean;
 
-  constructor(config: QueryConfig, setting: [string, string], after = false) {
+  constructor(config: QueryConfig, settings: readonly Setting[], after = false) {
     super(config);
-    this.setting = setting;
+    this.settings = settings;
     this.after = after;
   }
 
-  /** True while the messages coming in are the setting's. */
+  /** True while the messages coming in are a setting's. */
   private get inSetting(): boolean {
-    return this.after ? this.completed >= 1 : this.completed === 0;
+    return this.after ? this.completed >= 1 : this.completed < this.settings.length;
   }
 
   override submit(connection: Wire): Error | null {
@@ -178,8 +190,9 @@ class TenantQuery extends PgQuery {
         serialize.describe({ type: 'P', name: this.portal || '' }),
         serialize.execute({ portal: this.portal }),
       );
-      if (this.after) parts.push(settingMessages(this.setting));
-      else parts.unshift(settingMessages(this.setting));
+      const settings = this.settings.map(settingMessages);
+      if (this.after) parts.push(...settings);
+      else parts.unshift(...settings);
       messages = Buffer.concat(parts);
     } catch (err) {
       return err as Error;
@@ -206,7 +219,7 @@ class TenantQuery extends PgQuery {
   }
 }
 
-/** The statement's own result(s), after the setting's: one, or several for a multi-statement text. */
+/** The statement's own result(s), after the setting's: one, or several for a multi-statement text (only ever one setting). */
 const afterSetting = (result: unknown): unknown => (Array.isArray(result) ? (result.length === 2 ? result[1] : result.slice(1)) : result);
 
 const guarded = new WeakSet<object>();
@@ -215,8 +228,8 @@ const switched = new WeakSet<object>();
 /** Each guarded connection's own `query`. */
 const originals = new WeakMap<object, Query>();
 
-/** Wraps one driver connection's `query` (once per connection; see above). */
-function guard(connection: PgConnection): void {
+/** Wraps one driver connection's `query` (once per connection; see above). `rowSecurity` false: plan settings only. */
+function guard(connection: PgConnection, rowSecurity: boolean): void {
   if (guarded.has(connection)) return;
   guarded.add(connection);
   const query = connection.query.bind(connection) as Query;
@@ -232,12 +245,14 @@ function guard(connection: PgConnection): void {
     const text = base?.text;
     const pass = () => (callback ? query(config, values, callback) : values === undefined ? query(config) : query(config, values));
     if (!switched.has(connection)) {
+      // Without row-level security nothing depends on the switch: the statement just goes as it is.
+      if (!rowSecurity) return pass();
       const err = new Error('tenancy: this connection could not be switched to the service role');
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
     if (typeof text !== 'string') return pass();
-    const setting = settingOf(modeNow());
+    const setting = rowSecurity ? settingOf(modeNow()) : null;
     if (BEGIN.test(text)) {
       inTransaction = true;
       if (!setting) return pass();
@@ -247,13 +262,14 @@ function guard(connection: PgConnection): void {
       const only = text.trim().replace(/;$/, '');
       if (SEVERAL.test(only)) return run({ ...base, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
       const { name: _name, values: _values, ...rest } = base;
-      return submit(new TenantQuery({ ...rest, text: only }, setting, true), callback);
+      return submit(new TenantQuery({ ...rest, text: only }, [setting], true), callback);
     }
     if (END.test(text)) {
       inTransaction = false;
       return pass();
     }
-    if (inTransaction || !setting) return pass();
+    const generic = base.generic === true && !!base.name;
+    if (inTransaction || (!setting && !generic)) return pass();
     if (base.submit || base.rows) {
       const err = new Error('tenancy: a streamed statement outside a transaction cannot carry its setting');
       if (callback) return void callback(err);
@@ -262,13 +278,15 @@ function guard(connection: PgConnection): void {
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
     if (!params.length && SEVERAL.test(text)) {
       // Several statements in one text (simple protocol only): the setting in front, in the same implicit transaction.
+      if (!setting) return pass();
       const { name: _name, values: _values, ...rest } = base;
       return run({ ...rest, text: `${settingSql(setting)}; ${text}` }, afterSetting, callback);
     }
     // A statement with parameters is named (parsed once per connection); one without (the
     // ORM inlines its literals, so its text is new each time) goes through the unnamed statement.
     const name = params.length ? (base.name ?? nameOf(text)) : undefined;
-    return submit(new TenantQuery({ ...base, name, values: params }, setting), callback);
+    const settings = [...(setting ? [setting] : []), ...(generic ? [GENERIC_PLAN] : [])];
+    return submit(new TenantQuery({ ...base, name, values: params }, settings), callback);
   }) as Query;
 
   function submit(q: PgQueryInstance, callback?: Callback) {
@@ -337,8 +355,12 @@ export function inCommunity<T>(communityId: string, work: () => T): T {
   return callerScope.run({ key: callerScope.getStore()?.key, communityId }, work);
 }
 
-/** Puts the tenancy guard on every connection the ORM's pools hand out (the primary's and each read replica's). */
-export function installTenancy(em: Pick<EntityManager, 'getDriver'>): void {
+/**
+ * Puts the tenancy guard on every connection the ORM's pools hand out (the primary's and each
+ * read replica's). `rowSecurity` false (DB_ROW_SECURITY=off): no role switch and no community
+ * setting, only the statements' plan settings.
+ */
+export function installTenancy(em: Pick<EntityManager, 'getDriver'>, rowSecurity = true): void {
   interceptPool(em, {
     async acquire(take) {
       const connection = await take();
@@ -349,11 +371,11 @@ export function installTenancy(em: Pick<EntityManager, 'getDriver'>): void {
         // not keep the connection from going back to the pool: its statements are refused
         // instead (the guard), and the next take tries again.
         const query = (guarded.has(pg) ? originals.get(pg)! : pg.query.bind(pg)) as Query;
-        await Promise.resolve(query(`set role ${SERVICE_ROLE}; ${PREPARE_SET}`)).then(
+        await Promise.resolve(query(rowSecurity ? `set role ${SERVICE_ROLE}; ${PREPARE_SET}` : PREPARE_SET)).then(
           () => switched.add(pg),
           () => undefined,
         );
-        guard(pg);
+        guard(pg, rowSecurity);
       }
       return connection;
     },

@@ -1,7 +1,7 @@
 import type { EntityClass, EntityProperty } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { orderedIds } from '../common/ids';
-import { preparedRows } from './prepared';
+import { preparedRows, type Planning } from './prepared';
 import type { TenantRecord } from './tenant-record';
 
 type Values<T> = Partial<Omit<T, keyof TenantRecord>>;
@@ -50,8 +50,8 @@ export async function insertRecords<T extends TenantRecord>(
  * `replan` (a statement over a set of rows: lookups of an import batch or a bulk, a reorder):
  * planned for its values at every call instead (prepared.ts says why).
  */
-export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[], replan = false): Promise<R[]> {
-  return (await preparedRows(em, sql, params, replan)) as unknown as R[];
+export async function bound<R extends object>(em: EntityManager, sql: string, params: unknown[], planning: Planning = 'cached'): Promise<R[]> {
+  return (await preparedRows(em, sql, params, planning)) as unknown as R[];
 }
 
 /**
@@ -106,7 +106,7 @@ export async function updateByExternalId<T extends TenantRecord & { externalId?:
         and (${set.map((c) => `t."${c.name}"`).join(', ')}) is distinct from (${set.map((c) => `v."${c.name}"`).join(', ')})
       returning t."${ext.name}" as external_id`,
     [now, JSON.stringify(rows.map((r) => Object.fromEntries(cols.map((c) => [c.name, (r as Record<string, unknown>)[c.prop] ?? null])))), communityId],
-    true,
+    'replan',
   );
   return written.map((w) => w.external_id);
 }

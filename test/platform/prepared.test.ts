@@ -80,10 +80,10 @@ describe('prepared statements on the ORM connections', () => {
       // While the table is empty: past PostgreSQL's five custom plans, a named statement may settle on a generic one.
       for (let i = 0; i < 7; i++) {
         expect((await prepared(tx, named, [['a']])).rows).toEqual([]);
-        expect((await prepared(tx, each, [['a']], true)).rows).toEqual([]);
+        expect((await prepared(tx, each, [['a']], 'replan')).rows).toEqual([]);
       }
       await tx.execute("insert into replan_probe select i, 'k' || i from generate_series(1, 20000) i");
-      expect((await prepared<{ id: number }>(tx, each, [['k7', 'k19999']], true)).rows).toEqual([{ id: 7 }, { id: 19999 }]);
+      expect((await prepared<{ id: number }>(tx, each, [['k7', 'k19999']], 'replan')).rows).toEqual([{ id: 7 }, { id: 19999 }]);
       const cached = await tx.execute<{ statement: string; generic_plans: string; custom_plans: string }[]>(
         "select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%replan_probe%'",
       );

@@ -71,14 +71,14 @@ export async function applyMemberBatch(
       where community_id = ? and external_id = ${anyOf()}
       order by id for update`,
     [communityId, arrayOf(batch.map((r) => r.data.externalId))],
-    true,
+    'replan',
   );
   const emailHolders = await bound<{ external_id: string | null; email: string }>(
     tx,
     `select external_id, lower(email_address) as email from members
       where community_id = ? and lower(email_address) = ${anyOf()}`,
     [communityId, arrayOf(emails.map((e) => e.toLowerCase()))],
-    true,
+    'replan',
   );
   const current = new Map(existing.map((m) => [m.external_id, m]));
   const holder = new Map(emailHolders.map((h) => [h.email, h.external_id]));

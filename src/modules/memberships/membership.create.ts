@@ -26,7 +26,7 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
         communityId,
         arrayOf(ids.map((id) => id.toLowerCase())),
         arrayOf(exts),
-      ], items.length > 1)
+      ], items.length > 1 ? 'replan' : 'cached')
     : [];
   return { byId: new Map(rows.map((r) => [r.id, r])), byExt: new Map(rows.map((r) => [r.external_id, r])) };
 }
@@ -38,7 +38,7 @@ async function loadClashes(em: EntityManager, groupId: string, memberIds: string
         em,
         `select member_id, external_id from group_memberships where group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
         [groupId, arrayOf(memberIds), arrayOf(externalIds)],
-        memberIds.length + externalIds.length > 1,
+        memberIds.length + externalIds.length > 1 ? 'replan' : 'cached',
       )
     : [];
   return { members: new Set(rows.map((r) => r.member_id)), externalIds: new Set(rows.map((r) => r.external_id)) };
@@ -157,7 +157,7 @@ export async function appendMemberships(em: EntityManager, communityId: string, 
        from v left join top on top.group_id = v.group_id
      returning id, order_number`,
     [JSON.stringify(rows), communityId, communityId, at, at],
-    items.length > 1, // a bulk or an import batch: planned for its rows (bound)
+    items.length > 1 ? 'replan' : 'cached', // a bulk or an import batch: planned for its rows (bound)
   );
   // Plain records, as insertRecords answers (src/db/write.ts): no identity map to fill for an import.
   const orderOf = new Map(inserted.map((r) => [r.id, Number(r.order_number)]));

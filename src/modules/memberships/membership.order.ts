@@ -68,6 +68,6 @@ export async function reorder(em: EntityManager, group: Group, input: GroupMembe
        from unnest(?::uuid[]) with ordinality as v(id, n)
       where m.id = v.id and m.group_id = ? and m.order_number is distinct from v.n`,
     [new Date().toISOString(), arrayOf(ordered), group.id],
-    true,
+    'replan',
   );
 }
