@@ -43,6 +43,8 @@ const require_ = createRequire(__filename);
 /** pg's own conversion of a parameter to its text form (what it sends for `$n`). */
 const { prepareValue } = require_('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
 /** pg's query (a Submittable): its result handling (type parsers, fields, rowCount) is reused as is. */
+/** pg's result, for the answer to a BEGIN (or its COMMIT) that is not sent on its own. */
+const PgResult = require_('pg/lib/result') as new () => { addCommandComplete(msg: { text: string }): void };
 const PgQuery = require_('pg/lib/query') as new (config: object) => PgQueryInstance;
 /** pg's own wire serializer (pg-protocol, pg's dependency). */
 const { serialize } = createRequire(require_.resolve('pg'))('pg-protocol') as { serialize: Serialize };
@@ -71,6 +73,17 @@ const PREPARE_SET = `prepare ${SET}(text, text) as select set_config($1, $2, tru
 type Setting = [string, string];
 /** What a `generic` statement adds (src/db/prepared.ts): planned once, not at every run. */
 const GENERIC_PLAN: Setting = ['plan_cache_mode', 'force_generic_plan'];
+
+/** Parse, Bind and Execute of a transaction's BEGIN (the unnamed statement), kept per text. */
+const beginBytes = new Map<string, Buffer>();
+function beginMessages(text: string): Buffer {
+  let bytes = beginBytes.get(text);
+  if (!bytes) {
+    bytes = Buffer.concat([serialize.parse({ text }), serialize.bind({}), serialize.execute()]);
+    if (beginBytes.size < 100) beginBytes.set(text, bytes);
+  }
+  return bytes;
+}
 
 /** The Bind and Execute of `t_set` for one setting (a community, the owner, a plan mode), kept: the same bytes for every statement of that community. */
 const settingBytes = new Map<string, Buffer>();
@@ -158,21 +171,24 @@ function nameOf(text: string): string {
  * parsers, fields, rowCount, and an error of either part surfaces as pg's error.
  */
 class TenantQuery extends PgQuery {
-  /** Completions seen: the settings' are dropped (the first ones, or with `after` those after the first). */
+  /** Completions seen: the settings' (and a BEGIN's) are dropped (the first ones, or with `after` those after the first). */
   private completed = 0;
   private readonly settings: readonly Setting[];
   /** The setting after the statement: a BEGIN, whose transaction it then belongs to (it outlives the Sync). */
   private readonly after: boolean;
+  /** The transaction's deferred BEGIN, sent in front of everything (its first statement's pipeline). */
+  private readonly begin?: string;
 
-  constructor(config: QueryConfig, settings: readonly Setting[], after = false) {
+  constructor(config: QueryConfig, settings: readonly Setting[], after = false, begin?: string) {
     super(config);
     this.settings = settings;
     this.after = after;
+    this.begin = begin;
   }
 
-  /** True while the messages coming in are a setting's. */
+  /** True while the messages coming in are a setting's (or the BEGIN's). */
   private get inSetting(): boolean {
-    return this.after ? this.completed >= 1 : this.completed < this.settings.length;
+    return this.after ? this.completed >= 1 : this.completed < this.settings.length + (this.begin ? 1 : 0);
   }
 
   override submit(connection: Wire): Error | null {
@@ -192,7 +208,7 @@ class TenantQuery extends PgQuery {
       );
       const settings = this.settings.map(settingMessages);
       if (this.after) parts.push(...settings);
-      else parts.unshift(...settings);
+      else parts.unshift(...(this.begin ? [beginMessages(this.begin)] : []), ...settings);
       messages = Buffer.concat(parts);
     } catch (err) {
       return err as Error;
@@ -227,6 +243,8 @@ const guarded = new WeakSet<object>();
 const switched = new WeakSet<object>();
 /** Each guarded connection's own `query`. */
 const originals = new WeakMap<object, Query>();
+/** Each guarded connection's reset, run when it goes back to the pool. */
+const resets = new WeakMap<object, () => void>();
 
 /** Wraps one driver connection's `query` (once per connection; see above). `rowSecurity` false: plan settings only. */
 function guard(connection: PgConnection, rowSecurity: boolean): void {
@@ -235,6 +253,13 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
   const query = connection.query.bind(connection) as Query;
   originals.set(connection, query);
   let inTransaction = false;
+  /**
+   * A BEGIN not sent yet: it goes in front of the transaction's first statement, in that
+   * statement's pipeline, with the setting taken when the BEGIN was asked for (one round trip
+   * less per transaction; docs/performance.md, "Deferred BEGIN"). A transaction with no
+   * statement sends nothing at all.
+   */
+  let pending: { begin: string; setting: Setting | null } | null = null;
 
   connection.query = ((config: unknown, values?: unknown, callback?: Callback) => {
     if (typeof values === 'function') {
@@ -251,31 +276,49 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
-    if (typeof text !== 'string') return pass();
+    if (typeof text !== 'string') return pending ? beginThen(pass, callback) : pass();
     const setting = rowSecurity ? settingOf(modeNow()) : null;
     if (BEGIN.test(text)) {
       inTransaction = true;
-      if (!setting) return pass();
-      // BEGIN, then the setting, in one pipeline: BEGIN turns the pipeline's implicit transaction
-      // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
-      // (A text of several statements goes as one simple query, the setting after them.)
       const only = text.trim().replace(/;$/, '');
-      if (SEVERAL.test(only)) return run({ ...base, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
-      const { name: _name, values: _values, ...rest } = base;
-      return submit(new TenantQuery({ ...rest, text: only }, [setting], true), callback);
+      if (!SEVERAL.test(only) && !pending) {
+        pending = { begin: only, setting };
+        return answered(only.split(/\s/)[0].toUpperCase(), callback);
+      }
+      return sendBegin(base, only, setting, callback);
     }
     if (END.test(text)) {
       inTransaction = false;
+      if (pending) {
+        // Nothing ran: there is no transaction to end.
+        pending = null;
+        return answered(text.trim().replace(/;$/, '').split(/\s/)[0].toUpperCase(), callback);
+      }
       return pass();
     }
+    const params = (values as unknown[] | undefined) ?? base.values ?? [];
+    if (inTransaction) {
+      if (!pending) return pass();
+      const { begin, setting: at } = pending;
+      pending = null;
+      // The first statement carries the BEGIN (and the setting) when it can go in one pipeline:
+      // a single statement, not streamed, and parsed already if named (a failed Parse must not
+      // leave pg believing the statement is there, which a BEGIN's ParseComplete before it would).
+      const wire = connection as unknown as { connection?: Wire };
+      const parsed = !base.name || wire.connection?.parsedStatements[base.name] === text;
+      if (!base.submit && !base.rows && parsed && (params.length || !SEVERAL.test(text))) {
+        return submit(new TenantQuery({ ...base, values: params }, at ? [at] : [], false, begin), callback);
+      }
+      pending = { begin, setting: at };
+      return beginThen(pass, callback);
+    }
     const generic = base.generic === true && !!base.name;
-    if (inTransaction || (!setting && !generic)) return pass();
+    if (!setting && !generic) return pass();
     if (base.submit || base.rows) {
       const err = new Error('tenancy: a streamed statement outside a transaction cannot carry its setting');
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
-    const params = (values as unknown[] | undefined) ?? base.values ?? [];
     if (!params.length && SEVERAL.test(text)) {
       // Several statements in one text (simple protocol only): the setting in front, in the same implicit transaction.
       if (!setting) return pass();
@@ -288,6 +331,44 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     const settings = [...(setting ? [setting] : []), ...(generic ? [GENERIC_PLAN] : [])];
     return submit(new TenantQuery({ ...base, name, values: params }, settings), callback);
   }) as Query;
+
+  /** The pending BEGIN on its own round trip, then `next` (which answers `callback` itself). */
+  function beginThen(next: () => unknown, callback?: Callback) {
+    const { begin, setting } = pending!;
+    pending = null;
+    const after = (sendBegin({ text: begin }, begin, setting) as Promise<unknown>).then(next);
+    if (!callback) return after;
+    after.catch((err: Error) => callback(err));
+    return undefined;
+  }
+
+  /** BEGIN on its own round trip, with the setting after it in the same pipeline when there is one. */
+  function sendBegin(base: QueryConfig, only: string, setting: Setting | null, callback?: Callback) {
+    const { name: _name, values: _values, ...rest } = base;
+    if (!setting) return callback ? query({ ...rest, text: only }, undefined, callback) : query({ ...rest, text: only });
+    // BEGIN, then the setting, in one pipeline: BEGIN turns the pipeline's implicit transaction
+    // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
+    // (A text of several statements goes as one simple query, the setting after them.)
+    if (SEVERAL.test(only)) return run({ ...rest, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
+    return submit(new TenantQuery({ ...rest, text: only }, [setting], true), callback);
+  }
+
+  /** The answer to a BEGIN or an END that is not sent (see `pending`), as pg would give it. */
+  function answered(command: string, callback?: Callback) {
+    const result = new PgResult();
+    result.addCommandComplete({ text: command });
+    if (!callback) return Promise.resolve(result);
+    process.nextTick(callback, null, result);
+    return undefined;
+  }
+
+  // Given back to the pool with its BEGIN never sent (the transaction ended without a word): nothing is open.
+  resets.set(connection, () => {
+    if (pending) {
+      pending = null;
+      inTransaction = false;
+    }
+  });
 
   function submit(q: PgQueryInstance, callback?: Callback) {
     if (callback) {
@@ -379,7 +460,10 @@ export function installTenancy(em: Pick<EntityManager, 'getDriver'>, rowSecurity
       }
       return connection;
     },
-    release: (_connection: DriverConnection, giveBack) => giveBack(),
+    release: (connection: DriverConnection, giveBack) => {
+      resets.get(connection)?.();
+      return giveBack();
+    },
   });
 }
 

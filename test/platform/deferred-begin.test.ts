@@ -1,0 +1,100 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callerScope } from '../../src/db/caller-budget';
+import { prepared } from '../../src/db/prepared';
+import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+
+/**
+ * A transaction's BEGIN goes in its first statement's pipeline (src/db/tenancy.ts, `pending`):
+ * one round trip less, the same transaction. One ORM connection (DB_POOL_MAX=1), whose
+ * round trips (ReadyForQuery messages) the tests count on the wire.
+ */
+describe.each([
+  ['on', {}],
+  ['off', { DB_ROW_SECURITY: 'off' }],
+])('deferred BEGIN, row-level security %s', (_mode, env) => {
+  let app: TestApp;
+  let t: Tenant;
+  let trips = 0;
+
+  beforeAll(async () => {
+    app = await startTestApp({ DB_POOL_MAX: '1', ...env });
+    t = await app.tenant();
+    const client = app.runtime.orm.em.getConnection().getKnex().client as {
+      acquireConnection(): Promise<{ connection: { on(event: string, listener: () => void): void } }>;
+      releaseConnection(c: unknown): Promise<void>;
+    };
+    const connection = await client.acquireConnection();
+    connection.connection.on('readyForQuery', () => trips++);
+    await client.releaseConnection(connection);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const em = () => app.runtime.orm.em.fork() as EntityManager;
+  const asTenant = <T>(work: () => Promise<T>) => callerScope.run({ communityId: t.communityId }, work);
+  /** The round trips `work` took. */
+  const tripsOf = async (work: () => Promise<unknown>) => {
+    const before = trips;
+    await work();
+    return trips - before;
+  };
+
+  it('a transaction of one statement takes two round trips (the statement with its BEGIN, then COMMIT), and is one transaction', async () => {
+    const sql = 'select txid_current() as a, txid_current() as b, now() = statement_timestamp() as first';
+    await asTenant(() => em().transactional((tx) => prepared(tx, sql, []))); // parsed once on the connection
+    let rows: { a: string; b: string; first: boolean }[] = [];
+    const n = await tripsOf(() => asTenant(() => em().transactional(async (tx) => {
+      rows = (await prepared<{ a: string; b: string; first: boolean }>(tx, sql, [])).rows;
+      const again = (await prepared<{ a: string }>(tx, 'select txid_current()::text as a, $1::int as x', [1])).rows[0];
+      expect(again.a).toBe(rows[0].a); // the same transaction
+    })));
+    expect(rows[0].a).toBe(rows[0].b);
+    expect(n).toBe(3); // statement + BEGIN, the second statement, COMMIT
+  });
+
+  it('a transaction with no statement sends nothing', async () => {
+    expect(await tripsOf(() => asTenant(() => em().transactional(async () => undefined)))).toBe(0);
+  });
+
+  it('the first statement runs inside the transaction: its effect is rolled back with it', async () => {
+    const name = `rolled-back-${Math.random()}`;
+    await expect(
+      asTenant(() => em().transactional(async (tx) => {
+        await tx.execute(`insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, ?, now(), now())`, [t.communityId, name]);
+        throw new Error('roll back');
+      })),
+    ).rejects.toThrow('roll back');
+    const left = await asTenant(() => em().execute<{ n: number }[]>('select count(*)::int as n from groups where name = ?', [name]));
+    expect(left).toEqual([{ n: 0 }]);
+  });
+
+  it('a first statement that fails leaves the transaction aborted, as PostgreSQL does', async () => {
+    const codes: string[] = [];
+    await asTenant(() => em().transactional(async (tx) => {
+      for (const sql of ['select 1 / (0 * ?::int)', 'select ?::int as one']) {
+        await prepared(tx, sql, [1]).catch((err: { code?: string }) => codes.push(String(err.code)));
+      }
+    })).catch(() => undefined);
+    // 22012 division by zero, then 25P02: in a failed transaction (a statement outside one would have answered).
+    expect(codes).toEqual(['22012', '25P02']);
+  });
+
+  it('a named statement not parsed on the connection yet gets its own round trip after the BEGIN, once', async () => {
+    const sql = `select ?::int + ${Math.floor(Math.random() * 1e6)} as n`;
+    const once = () => asTenant(() => em().transactional((tx) => prepared(tx, sql, [1])));
+    expect(await tripsOf(once)).toBe(3); // BEGIN, Parse + statement, COMMIT
+    expect(await tripsOf(once)).toBe(2); // the statement with its BEGIN, COMMIT
+  });
+
+  it('requests that write in transactions still answer as before', async () => {
+    const g = await app.http.post('/api/v1/groups').set('X-API-Key', t.key).set('Idempotency-Key', `k-${Math.random()}`).send({ name: 'Deferred' });
+    expect(g.status).toBe(201);
+    const m = await app.http.post('/api/v1/members').set('X-API-Key', t.key).send({ firstName: 'D', lastName: 'B' });
+    expect(m.status).toBe(201);
+    const ms = await app.http.post(`/api/v1/groups/${g.body.id}/memberships`).set('X-API-Key', t.key).send({ memberId: m.body.id });
+    expect(ms.status).toBe(201);
+    expect((await app.http.get(`/api/v1/groups/${g.body.id}`).set('X-API-Key', t.key)).body.membershipCount).toBe(1);
+  });
+});
