@@ -92,7 +92,7 @@ export async function prepared<R extends QueryResultRow>(em: EntityManager, sql:
   }
 }
 
-async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning, from?: OrmConnection) {
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning, from?: OrmConnection, deferred?: true) {
   const statement = statementOf(sql);
   const { text } = statement;
   const name = planning === 'replan' ? undefined : statement.name;
@@ -104,7 +104,7 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
     async (connection) => {
       knex.emit('query', { sql: text, bindings: values, name });
       try {
-        const res = await connection.query<R>({ name, text, values, generic } as { name?: string; text: string; values: unknown[] });
+        const res = await connection.query<R>({ name, text, values, generic, deferred } as { name?: string; text: string; values: unknown[] });
         return { rows: res.rows, rowCount: res.rowCount ?? 0 };
       } catch (err) {
         knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
@@ -113,6 +113,24 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
     },
     from,
   );
+}
+
+/**
+ * Runs `sql` (a named statement) in em's transaction without waiting for its answer: the
+ * tenancy guard (src/db/tenancy.ts, `held`) sends it in front of the transaction's next
+ * statement or its COMMIT, in that round trip, and its error is that statement's or the
+ * COMMIT's (the guard rolls back a COMMIT that did not run). For a transaction's last write
+ * whose rows nobody reads (an Idempotency-Key's stored answer: src/http/idempotency.ts). A
+ * statement not parsed on the connection yet runs at once, as any other (its errors then come
+ * from here).
+ */
+export async function deferStatement(em: EntityManager, sql: string, values: unknown[]): Promise<void> {
+  if (!em.getTransactionContext()) throw new Error('deferStatement: only inside a transaction');
+  try {
+    await run(em, sql, values, 'cached', undefined, true);
+  } catch (err) {
+    throw em.getDriver().convertException(err as Error);
+  }
 }
 
 /** The rows of `prepared`, for reads. */

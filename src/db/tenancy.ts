@@ -59,6 +59,7 @@ export const SERVICE_ROLE = 'community_api_service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
+const COMMIT = /^(commit|end)\b/i;
 const END = /^\s*(commit|rollback|end|abort)\s*;?\s*$/i;
 /** A text that may hold more than one statement (a `;` before its end): it cannot go through Parse. */
 const SEVERAL = /;\s*\S/;
@@ -83,6 +84,11 @@ function beginMessages(text: string): Buffer {
     if (beginBytes.size < 100) beginBytes.set(text, bytes);
   }
   return bytes;
+}
+
+/** The Bind and Execute of a named statement parsed on the connection already (a held statement). */
+function heldMessages(name: string, values: unknown[]): Buffer {
+  return Buffer.concat([serialize.bind({ statement: name, values, valueMapper: prepareValue }), serialize.execute()]);
 }
 
 /** The Bind and Execute of `t_set` for one setting (a community, the owner, a plan mode), kept: the same bytes for every statement of that community. */
@@ -125,6 +131,8 @@ interface QueryConfig {
   rows?: number;
   /** Planned once per connection (src/db/prepared.ts, Planning). */
   generic?: boolean;
+  /** Sent with the transaction's next statement or its COMMIT (src/db/prepared.ts, deferStatement). */
+  deferred?: boolean;
   [more: string]: unknown;
 }
 type Query = (config: unknown, values?: unknown, callback?: Callback) => Promise<unknown> | undefined;
@@ -171,24 +179,29 @@ function nameOf(text: string): string {
  * parsers, fields, rowCount, and an error of either part surfaces as pg's error.
  */
 class TenantQuery extends PgQuery {
-  /** Completions seen: the settings' (and a BEGIN's) are dropped (the first ones, or with `after` those after the first). */
+  /** Completions seen: every one but the statement's own (the `before.length`th) is dropped. */
   private completed = 0;
-  private readonly settings: readonly Setting[];
-  /** The setting after the statement: a BEGIN, whose transaction it then belongs to (it outlives the Sync). */
-  private readonly after: boolean;
-  /** The transaction's deferred BEGIN, sent in front of everything (its first statement's pipeline). */
-  private readonly begin?: string;
+  /**
+   * Messages sent in front of the statement (a deferred BEGIN, settings, a deferred statement)
+   * and after it (a BEGIN's setting: it then belongs to the transaction, and outlives the Sync).
+   * Each is a Bind and an Execute (a BEGIN's also a Parse): one completion, and no row
+   * description, so their rows are dropped too.
+   */
+  private readonly before: readonly Buffer[];
+  private readonly after: readonly Buffer[];
+  /** The statement's own messages, built already (a lead sent on its own: its last part). */
+  private readonly own?: Buffer;
 
-  constructor(config: QueryConfig, settings: readonly Setting[], after = false, begin?: string) {
+  constructor(config: QueryConfig, { before = [], after = [], own }: { before?: readonly Buffer[]; after?: readonly Buffer[]; own?: Buffer }) {
     super(config);
-    this.settings = settings;
+    this.before = before;
     this.after = after;
-    this.begin = begin;
+    this.own = own;
   }
 
-  /** True while the messages coming in are a setting's (or the BEGIN's). */
+  /** True while the messages coming in are not the statement's own. */
   private get inSetting(): boolean {
-    return this.after ? this.completed >= 1 : this.completed < this.settings.length + (this.begin ? 1 : 0);
+    return this.completed !== this.before.length;
   }
 
   override submit(connection: Wire): Error | null {
@@ -200,16 +213,16 @@ class TenantQuery extends PgQuery {
     let messages: Buffer;
     try {
       const parts: Buffer[] = [];
-      if (!this.hasBeenParsed(connection)) parts.push(serialize.parse({ text: this.text, name: this.name, types: this.types }));
-      parts.push(
-        serialize.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue }),
-        serialize.describe({ type: 'P', name: this.portal || '' }),
-        serialize.execute({ portal: this.portal }),
-      );
-      const settings = this.settings.map(settingMessages);
-      if (this.after) parts.push(...settings);
-      else parts.unshift(...(this.begin ? [beginMessages(this.begin)] : []), ...settings);
-      messages = Buffer.concat(parts);
+      if (this.own) parts.push(this.own);
+      else {
+        if (!this.hasBeenParsed(connection)) parts.push(serialize.parse({ text: this.text, name: this.name, types: this.types }));
+        parts.push(
+          serialize.bind({ portal: this.portal, statement: this.name, values: this.values, binary: this.binary, valueMapper: prepareValue }),
+          serialize.describe({ type: 'P', name: this.portal || '' }),
+          serialize.execute({ portal: this.portal }),
+        );
+      }
+      messages = Buffer.concat([...this.before, ...parts, ...this.after]);
     } catch (err) {
       return err as Error;
     }
@@ -225,7 +238,8 @@ class TenantQuery extends PgQuery {
   }
 
   override handleDataRow(msg: unknown): void {
-    if (!this.inSetting) super.handleDataRow(msg);
+    // A lead sent on its own (`own`) has no row description: its rows are never wanted.
+    if (!this.inSetting && !this.own) super.handleDataRow(msg);
   }
 
   override handleCommandComplete(msg: unknown, connection: Wire): void {
@@ -260,6 +274,12 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
    * statement sends nothing at all.
    */
   let pending: { begin: string; setting: Setting | null } | null = null;
+  /**
+   * A statement whose caller does not wait for its answer (`deferred`, src/db/prepared.ts,
+   * `deferStatement`): its Bind and Execute go in front of the transaction's next statement or its
+   * COMMIT, in that round trip. An error of it is that statement's (or the COMMIT's) error.
+   */
+  let held: { messages: Buffer } | null = null;
 
   connection.query = ((config: unknown, values?: unknown, callback?: Callback) => {
     if (typeof values === 'function') {
@@ -276,7 +296,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       if (callback) return void callback(err);
       return Promise.reject(err);
     }
-    if (typeof text !== 'string') return pending ? beginThen(pass, callback) : pass();
+    if (typeof text !== 'string') return pending || held ? leadThen(pass, callback) : pass();
     const setting = rowSecurity ? settingOf(modeNow()) : null;
     if (BEGIN.test(text)) {
       inTransaction = true;
@@ -289,28 +309,46 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     }
     if (END.test(text)) {
       inTransaction = false;
+      const only = text.trim().replace(/;$/, '');
       if (pending) {
         // Nothing ran: there is no transaction to end.
         pending = null;
-        return answered(text.trim().replace(/;$/, '').split(/\s/)[0].toUpperCase(), callback);
+        return answered(only.split(/\s/)[0].toUpperCase(), callback);
       }
+      if (held && COMMIT.test(only)) {
+        // The held statement, then COMMIT, in one round trip. When the statement fails PostgreSQL
+        // skips the COMMIT and the transaction stays open and failed: it is rolled back before
+        // the COMMIT's caller hears the error.
+        const before = [held.messages];
+        held = null;
+        const { name: _name, values: _values, ...rest } = base;
+        const rollBack = (err: Error) => Promise.resolve(query('ROLLBACK')).then(() => Promise.reject(err), () => Promise.reject(err));
+        const committed = (submit(new TenantQuery({ ...rest, text: only }, { before })) as Promise<unknown>).catch(rollBack);
+        if (!callback) return committed;
+        committed.then((result) => callback!(null, result), (err: Error) => callback!(err));
+        return undefined;
+      }
+      held = null; // a ROLLBACK: what was held never runs
       return pass();
     }
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
     if (inTransaction) {
-      if (!pending) return pass();
-      const { begin, setting: at } = pending;
-      pending = null;
-      // The first statement carries the BEGIN (and the setting) when it can go in one pipeline:
-      // a single statement, not streamed, and parsed already if named (a failed Parse must not
-      // leave pg believing the statement is there, which a BEGIN's ParseComplete before it would).
       const wire = connection as unknown as { connection?: Wire };
+      // A named statement parsed already (a failed Parse in a pipeline must not leave pg
+      // believing the statement is there, which an earlier message's ParseComplete would).
       const parsed = !base.name || wire.connection?.parsedStatements[base.name] === text;
-      if (!base.submit && !base.rows && parsed && (params.length || !SEVERAL.test(text))) {
-        return submit(new TenantQuery({ ...base, values: params }, at ? [at] : [], false, begin), callback);
+      const single = !base.submit && !base.rows && parsed && (params.length > 0 || !SEVERAL.test(text));
+      if (!pending && !held) {
+        if (base.deferred === true && base.name && single) {
+          held = { messages: heldMessages(base.name, params) };
+          return answered('DEFERRED', callback);
+        }
+        return pass();
       }
-      pending = { begin, setting: at };
-      return beginThen(pass, callback);
+      // The first statement carries the BEGIN (and the setting), the next one a held statement,
+      // when it can go in one pipeline: a single statement, not streamed, parsed already if named.
+      if (single) return submit(new TenantQuery({ ...base, values: params }, { before: takeLead() }), callback);
+      return leadThen(pass, callback);
     }
     const generic = base.generic === true && !!base.name;
     if (!setting && !generic) return pass();
@@ -329,14 +367,26 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     // ORM inlines its literals, so its text is new each time) goes through the unnamed statement.
     const name = params.length ? (base.name ?? nameOf(text)) : undefined;
     const settings = [...(setting ? [setting] : []), ...(generic ? [GENERIC_PLAN] : [])];
-    return submit(new TenantQuery({ ...base, name, values: params }, settings), callback);
+    return submit(new TenantQuery({ ...base, name, values: params }, { before: settings.map(settingMessages) }), callback);
   }) as Query;
 
-  /** The pending BEGIN on its own round trip, then `next` (which answers `callback` itself). */
-  function beginThen(next: () => unknown, callback?: Callback) {
-    const { begin, setting } = pending!;
+  /** What must go in front of the next statement: a pending BEGIN with its setting, or a held statement (taken). */
+  function takeLead(): Buffer[] {
+    const lead: Buffer[] = [];
+    if (pending) lead.push(beginMessages(pending.begin), ...(pending.setting ? [settingMessages(pending.setting)] : []));
+    if (held) lead.push(held.messages);
     pending = null;
-    const after = (sendBegin({ text: begin }, begin, setting) as Promise<unknown>).then(next);
+    held = null;
+    return lead;
+  }
+
+  /** The lead on its own round trip, then `next` (which answers `callback` itself). */
+  function leadThen(next: () => unknown, callback?: Callback) {
+    const lead = takeLead();
+    // The lead's last message carries the round trip: it becomes the pipeline's own statement.
+    const own = lead.pop()!;
+    const sent = submit(new TenantQuery({ text: '' }, { before: lead, own })) as Promise<unknown>;
+    const after = sent.then(next);
     if (!callback) return after;
     after.catch((err: Error) => callback(err));
     return undefined;
@@ -350,7 +400,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
     // (A text of several statements goes as one simple query, the setting after them.)
     if (SEVERAL.test(only)) return run({ ...rest, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
-    return submit(new TenantQuery({ ...rest, text: only }, [setting], true), callback);
+    return submit(new TenantQuery({ ...rest, text: only }, { after: [settingMessages(setting)] }), callback);
   }
 
   /** The answer to a BEGIN or an END that is not sent (see `pending`), as pg would give it. */
@@ -363,11 +413,13 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
   }
 
   // Given back to the pool with its BEGIN never sent (the transaction ended without a word): nothing is open.
+  // A held statement whose transaction never ended is dropped with it.
   resets.set(connection, () => {
     if (pending) {
       pending = null;
       inTransaction = false;
     }
+    held = null;
   });
 
   function submit(q: PgQueryInstance, callback?: Callback) {

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
-import { prepared } from '../db/prepared';
+import { deferStatement, prepared } from '../db/prepared';
 import { problem, type Problem } from '../errors/problem';
 import type { Answer } from './answer';
 import type { SecretBox } from '../security/secret-box';
@@ -28,7 +28,8 @@ import type { SecretBox } from '../security/secret-box';
  * not stored: they depend on the moment, not on the request, and the effects are rolled back.
  *
  * Cost (docs/performance.md, "Decisions"): a key adds two statements to the request's
- * transaction, both prepared once per connection; the operation joins the transaction
+ * transaction, both prepared once per connection, and one round trip: the answer's INSERT goes
+ * with the COMMIT (deferStatement); the operation joins the transaction
  * (`joinTransaction`: no savepoint of its own). A deadlock aborts the whole transaction,
  * so it is retried here as a whole, like the operation alone would retry itself.
  */
@@ -98,6 +99,16 @@ const INSERT = `insert into idempotency_keys (owner, key, fingerprint, status, c
   returning 1`;
 
 /**
+ * The INSERT as the transaction's last write, sent in the COMMIT's round trip (deferStatement,
+ * src/db/prepared.ts). An answer stored meanwhile for the key (a request that committed between
+ * this one's snapshot and its lock) inserts no row, and the division makes that an error
+ * (22012, division_by_zero): PostgreSQL then skips the COMMIT and the transaction is rolled
+ * back, as the row count of 0 did before, one round trip later.
+ */
+const STORE = `with stored as (${INSERT}) select 1 / count(*)::int as stored from stored`;
+const STORED_MEANWHILE = '22012';
+
+/**
  * One statement: the stored answer if any, and the key's advisory lock (not waiting). The
  * snapshot is taken before the lock, so a request that committed just in between is not
  * seen here; the INSERT at the end then meets its row and this attempt is rolled back and
@@ -125,8 +136,11 @@ export async function runIdempotent({ em, pool, box, owner, key, fingerprint, ru
         };
   const busy = () => problemAnswer(problem(409, 'A request with this Idempotency-Key is still being processed; retry later'));
   let raced = false;
+  /** The answer's INSERT was sent (with the COMMIT): a 22012 from here on is STORE's. */
+  let storing = false;
   const attempt = () =>
     em.transactional(async (tx) => {
+      storing = false;
       const { rows: [found] } = await prepared<Partial<Stored> & { locked: boolean }>(tx, LOOKUP, [owner, key]);
       if (found.fingerprint !== undefined && found.fingerprint !== null) return replay(found as Stored);
       if (!found.locked) throw new Discard(busy());
@@ -142,10 +156,8 @@ export async function runIdempotent({ em, pool, box, owner, key, fingerprint, ru
         if (STORED_ERRORS.has(status)) raced = (await pool.query(INSERT, row)).rowCount === 0;
         throw new Discard(STORED_ERRORS.has(status) ? answer : { ...answer, discarded: true });
       }
-      if (!(await prepared(tx, INSERT, row)).rowCount) {
-        raced = true;
-        throw new Discard(busy());
-      }
+      storing = true;
+      await deferStatement(tx, STORE, row);
       return answer;
     });
   try {
@@ -155,11 +167,12 @@ export async function runIdempotent({ em, pool, box, owner, key, fingerprint, ru
       throw err instanceof Deadlocked ? new Discard({ ...err.answer, discarded: true }) : err;
     });
   } catch (err) {
-    if (!(err instanceof Discard)) throw err;
-    if (!raced) return err.answer;
+    const meanwhile = storing && (err as { code?: string })?.code === STORED_MEANWHILE;
+    if (!meanwhile && !(err instanceof Discard)) throw err;
+    if (!meanwhile && !raced) return (err as Discard).answer;
     // Another request with this key committed between our snapshot and our lock: answer as it did.
     const { rows } = await pool.query<Stored>('select fingerprint, status, content_type, body, headers from idempotency_keys where owner = $1 and key = $2', [owner, key]);
-    return rows[0] ? replay(rows[0]) : err.answer;
+    return rows[0] ? replay(rows[0]) : meanwhile ? busy() : (err as Discard).answer;
   }
 }
 

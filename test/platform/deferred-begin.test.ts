@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerScope } from '../../src/db/caller-budget';
-import { prepared } from '../../src/db/prepared';
+import { deferStatement, prepared } from '../../src/db/prepared';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
 /**
  * A transaction's BEGIN goes in its first statement's pipeline (src/db/tenancy.ts, `pending`):
- * one round trip less, the same transaction. One ORM connection (DB_POOL_MAX=1), whose
+ * one round trip less, the same transaction. A deferred statement (deferStatement, `held`) goes
+ * in the next statement's or the COMMIT's. One ORM connection (DB_POOL_MAX=1), whose
  * round trips (ReadyForQuery messages) the tests count on the wire.
  */
 describe.each([
@@ -86,6 +87,69 @@ describe.each([
     const once = () => asTenant(() => em().transactional((tx) => prepared(tx, sql, [1])));
     expect(await tripsOf(once)).toBe(3); // BEGIN, Parse + statement, COMMIT
     expect(await tripsOf(once)).toBe(2); // the statement with its BEGIN, COMMIT
+  });
+
+  describe('deferStatement', () => {
+    const insert = 'insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, ?, now(), now())';
+    const named = (name: string) => asTenant(() => em().execute<{ n: number }[]>('select count(*)::int as n from groups where name = ?', [name]));
+    const warm = () => asTenant(() => em().transactional(async (tx) => {
+      await prepared(tx, 'select ?::int as one', [1]);
+      await prepared(tx, insert, [t.communityId, 'warm']); // parsed on the connection: it can be held from now on
+      await prepared(tx, 'select count(*)::int as n from groups where name = ?', ['warm']); // and this can carry it
+    }));
+
+    it('goes with the COMMIT: a transaction of one statement and a deferred one takes two round trips, and both commit', async () => {
+      await warm();
+      const name = `held-${Math.random()}`;
+      const n = await tripsOf(() => asTenant(() => em().transactional(async (tx) => {
+        await prepared(tx, 'select ?::int as one', [1]);
+        await deferStatement(tx, insert, [t.communityId, name]);
+      })));
+      expect(n).toBe(2);
+      expect(await named(name)).toEqual([{ n: 1 }]);
+    });
+
+    it('runs before the next statement of its transaction, in that statement\'s round trip', async () => {
+      await warm();
+      const name = `held-${Math.random()}`;
+      let seen: unknown;
+      const n = await tripsOf(() => asTenant(() => em().transactional(async (tx) => {
+        await prepared(tx, 'select ?::int as one', [1]);
+        await deferStatement(tx, insert, [t.communityId, name]);
+        seen = (await prepared<{ n: number }>(tx, 'select count(*)::int as n from groups where name = ?', [name])).rows;
+      })));
+      expect(seen).toEqual([{ n: 1 }]);
+      expect(n).toBe(3); // first statement with BEGIN; held + count; COMMIT
+    });
+
+    it('a failing deferred statement fails the COMMIT with its error; the whole transaction is rolled back and the connection is clean', async () => {
+      await warm();
+      const name = `held-${Math.random()}`;
+      const error = await asTenant(() => em().transactional(async (tx) => {
+        await prepared(tx, insert, [t.communityId, name]);
+        await deferStatement(tx, 'select 1 / (0 * ?::int)', [1]).catch(() => undefined); // parsed now (ran at once)
+      })).then(() => null, (err: { code?: string }) => err.code);
+      expect(error).toBe('22012'); // the statement was new on the connection: it ran at once and failed the transaction
+      const failed = await asTenant(() => em().transactional(async (tx) => {
+        await prepared(tx, insert, [t.communityId, name]);
+        await deferStatement(tx, 'select 1 / (0 * ?::int)', [1]);
+      })).then(() => null, (err: { code?: string }) => err.code);
+      expect(failed).toBe('22012');
+      expect(await named(name)).toEqual([{ n: 0 }]);
+      // Not left in a failed transaction: the next statement on the (only) connection runs.
+      expect((await asTenant(() => prepared<{ one: number }>(em(), 'select ?::int as one', [1]))).rows).toEqual([{ one: 1 }]);
+    });
+
+    it('a ROLLBACK drops it: it never runs', async () => {
+      await warm();
+      const name = `held-${Math.random()}`;
+      await asTenant(() => em().transactional(async (tx) => {
+        await prepared(tx, 'select ?::int as one', [1]);
+        await deferStatement(tx, insert, [t.communityId, name]);
+        throw new Error('roll back');
+      })).catch(() => undefined);
+      expect(await named(name)).toEqual([{ n: 0 }]);
+    });
   });
 
   it('requests that write in transactions still answer as before', async () => {

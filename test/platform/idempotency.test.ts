@@ -4,6 +4,10 @@ import { sqlWith } from '../helpers/jobs';
 import { sleep } from '../helpers/jobs';
 import { expectProblem } from '../helpers/problem';
 import { countSql } from '../helpers/sql-count';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { callerScope } from '../../src/db/caller-budget';
+import { runIdempotent } from '../../src/http/idempotency';
+import { SECRET_BOX } from '../../src/security/secret-box';
 
 let app: TestApp;
 let t: Tenant;
@@ -174,16 +178,48 @@ describe('Idempotency-Key on POST', () => {
       await statements(); // warm
       // A group create is one set-based INSERT (db/write.ts), atomic without a transaction of its own.
       expect(await statements()).toEqual(['insert']);
-      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'insert', 'commit;']);
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'with', 'commit;']);
       expect(await statements('counted-1')).toEqual(['begin;', 'select', 'commit;']);
       // A member create opens a transaction of its own; with a key it joins the request's (no SAVEPOINT/RELEASE).
       const member = { firstName: 'Counted' };
       const alone = await statements(undefined, '/api/v1/members', member);
       expect(alone[0]).toBe('begin;');
       expect(alone[alone.length - 1]).toBe('commit;');
-      expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', ...alone.slice(1, -1), 'insert', 'commit;']);
+      expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', ...alone.slice(1, -1), 'with', 'commit;']);
     } finally {
       counter.stop();
     }
   });
+
+  it('an answer another request stored between the lookup and the COMMIT wins: this one rolls back and replays it', async () => {
+    // The other request commits its stored answer while this one's operation runs (it took no
+    // advisory lock: it went in between this request's snapshot and its lock).
+    const key = `race-${Math.random()}`;
+    const owner = `key:${t.keyId}`;
+    const name = `raced-${Math.random()}`;
+    const answer = await callerScope.run({ communityId: t.communityId }, () =>
+      runIdempotent({
+        em: app.runtime.orm.em.fork() as EntityManager,
+        pool: app.runtime.pool,
+        box: app.runtime.state.get(SECRET_BOX),
+        owner,
+        key,
+        fingerprint: 'same-request',
+        problemAnswer: () => ({ status: 500, contentType: 'text/plain', body: 'unexpected' }),
+        run: async (tx) => {
+          await tx.execute(`insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, ?, now(), now())`, [t.communityId, name]);
+          await app.runtime.pool.query(
+            `insert into idempotency_keys (owner, key, fingerprint, status, content_type, body, headers, expires_at)
+             values ($1, $2, 'same-request', 201, 'application/json', '{"first":true}', '{}', now() + interval '1 hour')`,
+            [owner, key],
+          );
+          return { status: 201, contentType: 'application/json', body: '{"second":true}' };
+        },
+      }),
+    );
+    expect(answer).toMatchObject({ status: 201, body: '{"first":true}', headers: { 'Idempotent-Replayed': 'true' } });
+    // This request's own effect was rolled back with its COMMIT.
+    expect(await sql('select count(*)::int as n from groups where name = ?', [name])).toEqual([{ n: 0 }]);
+  });
 });
+
