@@ -58,3 +58,9 @@ export async function startTestApp(env: Record<string, string> = {}, opts: Pick<
     close: () => runtime.close(),
   };
 }
+
+/** Row-level security on and off, for `describe.each`: what must hold in both modes (the `norls` bench arm's). */
+export const ROW_SECURITY_MODES: [string, Record<string, string>][] = [
+  ['on', {}],
+  ['off', { DB_ROW_SECURITY: 'off' }],
+];

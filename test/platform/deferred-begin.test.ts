@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerScope } from '../../src/db/caller-budget';
 import { deferStatement, prepared } from '../../src/db/prepared';
-import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { ROW_SECURITY_MODES, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
 /**
  * A transaction's BEGIN goes in its first statement's pipeline (src/db/tenancy.ts, `pending`):
@@ -10,10 +10,7 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
  * in the next statement's or the COMMIT's. One ORM connection (DB_POOL_MAX=1), whose
  * round trips (ReadyForQuery messages) the tests count on the wire.
  */
-describe.each([
-  ['on', {}],
-  ['off', { DB_ROW_SECURITY: 'off' }],
-])('deferred BEGIN, row-level security %s', (_mode, env) => {
+describe.each(ROW_SECURITY_MODES)('deferred BEGIN, row-level security %s', (_mode, env) => {
   let app: TestApp;
   let t: Tenant;
   let trips = 0;

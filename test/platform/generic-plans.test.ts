@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerScope } from '../../src/db/caller-budget';
-import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { ROW_SECURITY_MODES, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
 /**
  * A community's plain list page is planned once per connection (`generic`, src/db/prepared.ts
@@ -10,10 +10,7 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
  * statement. One ORM connection (DB_POOL_MAX=1), so every statement outside a transaction runs
  * on the connection whose pg_prepared_statements this reads.
  */
-describe.each([
-  ['on', {}],
-  ['off', { DB_ROW_SECURITY: 'off' }],
-])('generic plans for plain list pages, row-level security %s', (_mode, env) => {
+describe.each(ROW_SECURITY_MODES)('generic plans for plain list pages, row-level security %s', (_mode, env) => {
   let app: TestApp;
   let t: Tenant;
   let groupId: string;
