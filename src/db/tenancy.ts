@@ -43,9 +43,9 @@ const require_ = createRequire(__filename);
 /** pg's own conversion of a parameter to its text form (what it sends for `$n`). */
 const { prepareValue } = require_('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
 /** pg's query (a Submittable): its result handling (type parsers, fields, rowCount) is reused as is. */
+const PgQuery = require_('pg/lib/query') as new (config: object) => PgQueryInstance;
 /** pg's result, for the answer to a BEGIN (or its COMMIT) that is not sent on its own. */
 const PgResult = require_('pg/lib/result') as new () => { addCommandComplete(msg: { text: string }): void };
-const PgQuery = require_('pg/lib/query') as new (config: object) => PgQueryInstance;
 /** pg's own wire serializer (pg-protocol, pg's dependency). */
 const { serialize } = createRequire(require_.resolve('pg'))('pg-protocol') as { serialize: Serialize };
 interface Serialize {
