@@ -95,7 +95,7 @@ export async function startRuntime(config: Config, databaseUrl: string, opts: Ru
   // Row-level security: the service role and its grants, then request work switched to it (src/db/tenancy.ts).
   if (config.dbRowSecurity) await prepareTenancy(pool, QUEUE_SCHEMA);
   else logger.warn('DB_ROW_SECURITY=off: the database does not hold requests to their community (the application still does)');
-  // Off, the guard still carries the statements' plan settings (generic plans), so both modes plan alike.
+  // Off, the guard still carries the plan settings, the deferred BEGIN and held statements: both modes send alike.
   installTenancy(orm.em, config.dbRowSecurity);
   const state = new RuntimeState();
   state.set(SECRET_BOX, openSecretBox(config, (msg, fields) => logger.info(fields, msg)));

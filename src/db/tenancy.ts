@@ -260,7 +260,7 @@ const originals = new WeakMap<object, Query>();
 /** Each guarded connection's reset, run when it goes back to the pool. */
 const resets = new WeakMap<object, () => void>();
 
-/** Wraps one driver connection's `query` (once per connection; see above). `rowSecurity` false: plan settings only. */
+/** Wraps one driver connection's `query` (once per connection; see above). `rowSecurity` false: no community settings (installTenancy). */
 function guard(connection: PgConnection, rowSecurity: boolean): void {
   if (guarded.has(connection)) return;
   guarded.add(connection);
@@ -301,11 +301,10 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     if (BEGIN.test(text)) {
       inTransaction = true;
       const only = text.trim().replace(/;$/, '');
-      if (!SEVERAL.test(only) && !pending) {
-        pending = { begin: only, setting };
-        return answered(only.split(/\s/)[0].toUpperCase(), callback);
-      }
-      return sendBegin(base, only, setting, callback);
+      if (SEVERAL.test(only)) return sendBegin(base, only, setting, callback);
+      // A second BEGIN before any statement changes nothing (PostgreSQL would only warn).
+      pending ??= { begin: only, setting };
+      return answered(only.split(/\s/)[0].toUpperCase(), callback);
     }
     if (END.test(text)) {
       inTransaction = false;
@@ -333,6 +332,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     }
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
     if (inTransaction) {
+      if (!pending && !held && base.deferred !== true) return pass();
       const wire = connection as unknown as { connection?: Wire };
       // A named statement parsed already (a failed Parse in a pipeline must not leave pg
       // believing the statement is there, which an earlier message's ParseComplete would).
@@ -491,7 +491,8 @@ export function inCommunity<T>(communityId: string, work: () => T): T {
 /**
  * Puts the tenancy guard on every connection the ORM's pools hand out (the primary's and each
  * read replica's). `rowSecurity` false (DB_ROW_SECURITY=off): no role switch and no community
- * setting, only the statements' plan settings.
+ * setting; the statements' plan settings, the deferred BEGIN and held statements stay, so both
+ * modes send the same round trips.
  */
 export function installTenancy(em: Pick<EntityManager, 'getDriver'>, rowSecurity = true): void {
   interceptPool(em, {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callerScope } from '../../src/db/caller-budget';
+import { inCommunity } from '../../src/db/tenancy';
 import { deferStatement, prepared } from '../../src/db/prepared';
 import { ROW_SECURITY_MODES, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
@@ -31,7 +31,7 @@ describe.each(ROW_SECURITY_MODES)('deferred BEGIN, row-level security %s', (_mod
   });
 
   const em = () => app.runtime.orm.em.fork() as EntityManager;
-  const asTenant = <T>(work: () => Promise<T>) => callerScope.run({ communityId: t.communityId }, work);
+  const asTenant = <T>(work: () => Promise<T>) => inCommunity(t.communityId, work);
   /** The round trips `work` took. */
   const tripsOf = async (work: () => Promise<unknown>) => {
     const before = trips;

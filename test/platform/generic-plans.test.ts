@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callerScope } from '../../src/db/caller-budget';
+import { inCommunity } from '../../src/db/tenancy';
 import { ROW_SECURITY_MODES, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
 /**
@@ -31,7 +31,7 @@ describe.each(ROW_SECURITY_MODES)('generic plans for plain list pages, row-level
 
   /** The connection's statements whose text matches `like`, with the plans each ran. */
   const statements = (like: string) =>
-    callerScope.run({ communityId: t.communityId }, async () => {
+    inCommunity(t.communityId, async () => {
       const em = app.runtime.orm.em.fork() as EntityManager;
       const rows = await em.execute<{ statement: string; generic_plans: string; custom_plans: string }[]>(
         'select statement, generic_plans, custom_plans from pg_prepared_statements where statement like ?',
@@ -66,7 +66,7 @@ describe.each(ROW_SECURITY_MODES)('generic plans for plain list pages, row-level
 
   it('the plan setting ends with its statement: the next statement on the connection plans as configured', async () => {
     await app.http.get('/api/v1/groups').set('X-API-Key', t.key).expect(200);
-    const mode = await callerScope.run({ communityId: t.communityId }, () =>
+    const mode = await inCommunity(t.communityId, () =>
       (app.runtime.orm.em.fork() as EntityManager).execute<{ mode: string }[]>("select current_setting('plan_cache_mode') as mode"),
     );
     expect(mode).toEqual([{ mode: 'auto' }]);

@@ -5,7 +5,7 @@ import { sleep } from '../helpers/jobs';
 import { expectProblem } from '../helpers/problem';
 import { countSql } from '../helpers/sql-count';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { callerScope } from '../../src/db/caller-budget';
+import { inCommunity } from '../../src/db/tenancy';
 import { runIdempotent } from '../../src/http/idempotency';
 import { SECRET_BOX } from '../../src/security/secret-box';
 
@@ -197,7 +197,7 @@ describe('Idempotency-Key on POST', () => {
     const key = `race-${Math.random()}`;
     const owner = `key:${t.keyId}`;
     const name = `raced-${Math.random()}`;
-    const answer = await callerScope.run({ communityId: t.communityId }, () =>
+    const answer = await inCommunity(t.communityId, () =>
       runIdempotent({
         em: app.runtime.orm.em.fork() as EntityManager,
         pool: app.runtime.pool,
