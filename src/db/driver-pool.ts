@@ -15,7 +15,7 @@ import type { QueryResultRow } from 'pg';
  */
 export interface DriverConnection {
   /** Without a name: an unnamed statement, planned at every call. */
-  query<R extends QueryResultRow>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends QueryResultRow>(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null; command?: string }>;
 }
 
 interface KnexClient {

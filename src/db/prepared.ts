@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
 import { withConnection, type OrmConnection } from './driver-pool';
 import { currentReplica, replicaFailed } from './replicas';
+import type { HeldRows, Watch } from './tenancy';
 
 /**
  * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
@@ -92,7 +93,15 @@ export async function prepared<R extends QueryResultRow>(em: EntityManager, sql:
   }
 }
 
-async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning, from?: OrmConnection, deferred?: true) {
+/** How a deferred statement goes (src/db/tenancy.ts): held, and watched when its rows are wanted; raw text fields in array rows. */
+interface Deferral {
+  deferred: true;
+  watch?: Watch;
+  rowMode?: 'array';
+  types?: { getTypeParser: () => (value: string) => string };
+}
+
+async function run<R extends QueryResultRow>(em: EntityManager, sql: string, values: unknown[], planning: Planning, from?: OrmConnection, deferral?: Deferral) {
   const statement = statementOf(sql);
   const { text } = statement;
   const name = planning === 'replan' ? undefined : statement.name;
@@ -104,8 +113,8 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
     async (connection) => {
       knex.emit('query', { sql: text, bindings: values, name });
       try {
-        const res = await connection.query<R>({ name, text, values, generic, deferred } as { name?: string; text: string; values: unknown[] });
-        return { rows: res.rows, rowCount: res.rowCount ?? 0 };
+        const res = await connection.query<R>({ name, text, values, generic, ...deferral } as { name?: string; text: string; values: unknown[] });
+        return { rows: res.rows, rowCount: res.rowCount ?? 0, command: res.command };
       } catch (err) {
         knex.emit('query-error', err, { sql: text, bindings: values, name }); // as knex's own queries do (metrics count timeouts)
         throw err;
@@ -127,10 +136,69 @@ async function run<R extends QueryResultRow>(em: EntityManager, sql: string, val
 export async function deferStatement(em: EntityManager, sql: string, values: unknown[]): Promise<void> {
   if (!em.getTransactionContext()) throw new Error('deferStatement: only inside a transaction');
   try {
-    await run(em, sql, values, 'cached', undefined, true);
+    await run(em, sql, values, 'cached', undefined, { deferred: true });
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
+}
+
+/** Every column as PostgreSQL sent it (text): a held statement's rows come without a row description to parse them by. */
+const RAW = { getTypeParser: () => (value: string) => value };
+
+/**
+ * A statement of em's transaction whose rows are wanted, but not before the transaction's next
+ * statement: the tenancy guard holds it (as `deferStatement`) and sends it in front of that
+ * statement, in its round trip (docs/performance.md, "Held statements"). The answer reads its
+ * rows, each an array of the columns' text (NULL as null), once they are back; if no statement
+ * took it along by then, it is sent on its own round trip at that moment. Its error is also the
+ * next statement's (PostgreSQL skips the rest of a failed pipeline). `veto`, given the rows as
+ * soon as they are back, may answer an error: the statement that carried the held one then fails
+ * with it, so the transaction's later work is never done. For a check whose verdict
+ * can wait until the transaction's first write ran, because the transaction is rolled back when
+ * the verdict says no (an Idempotency-Key's lookup: src/http/idempotency.ts). A statement not
+ * parsed on the connection yet, or a guard that does not hold it, runs at once (its errors then
+ * come from here).
+ */
+export async function holdStatement(
+  em: EntityManager,
+  sql: string,
+  values: unknown[],
+  veto?: (rows: HeldRows) => Error | undefined,
+): Promise<() => Promise<HeldRows>> {
+  if (!em.getTransactionContext()) throw new Error('holdStatement: only inside a transaction');
+  let told: Watch | undefined;
+  let answered = false;
+  const heard = new Promise<HeldRows>(
+    (resolve, reject) =>
+      (told = (err, rows) => {
+        answered = true;
+        if (err) return void reject(err);
+        resolve(rows ?? []);
+        return veto?.(rows ?? []);
+      }),
+  );
+  heard.catch(() => undefined); // the transaction may end without asking (its rollback drops the statement)
+  let res: Awaited<ReturnType<typeof run>>;
+  try {
+    res = await run(em, sql, values, 'cached', undefined, { deferred: true, watch: told, rowMode: 'array', types: RAW });
+  } catch (err) {
+    throw em.getDriver().convertException(err as Error);
+  }
+  if (res.command !== 'DEFERRED') return async () => res.rows as unknown as HeldRows;
+  return async () => {
+    try {
+      // Still held (no statement went since): it goes now, alone. Its veto fails that round trip
+      // (nothing else was in it); its rows, or its own error, are what `heard` holds.
+      const failed = await withConnection(em, (connection) => connection.query({ text: '', values: [], flush: true } as { text: string; values: unknown[] })).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      if (failed && !answered) throw failed; // never sent
+      return await heard;
+    } catch (err) {
+      throw em.getDriver().convertException(err as Error);
+    }
+  };
 }
 
 /** The rows of `prepared`, for reads. */

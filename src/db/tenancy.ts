@@ -123,6 +123,19 @@ function settingOf(mode: Mode): Setting | null {
 const settingSql = ([name, value]: Setting) => `select set_config('${name}', '${value}', true)`;
 
 type Callback = (err: Error | null, result?: unknown) => void;
+/** A held statement's rows as raw text fields (no row description goes with it), or its error. */
+export type HeldRows = (string | null)[][];
+/**
+ * Told a watched held statement's rows (or its error) as soon as they are back. An error it
+ * answers (a veto) becomes the error of the statement that carried it, which then reports no
+ * result: the rest of the transaction's work is not done for nothing.
+ */
+export type Watch = (err: Error | null, rows?: HeldRows) => Error | void;
+/** What of a pipeline's lead is a watched held statement: its place among the lead's parts, and who is told. */
+interface Watched {
+  index: number;
+  watch: Watch;
+}
 interface QueryConfig {
   text: string;
   name?: string;
@@ -133,6 +146,10 @@ interface QueryConfig {
   generic?: boolean;
   /** Sent with the transaction's next statement or its COMMIT (src/db/prepared.ts, deferStatement). */
   deferred?: boolean;
+  /** A deferred statement whose rows are wanted: told them (raw text fields) or its error once its round trip is back (holdStatement). */
+  watch?: Watch;
+  /** Sends a held statement now, on its own round trip (nothing when none is held). */
+  flush?: boolean;
   [more: string]: unknown;
 }
 type Query = (config: unknown, values?: unknown, callback?: Callback) => Promise<unknown> | undefined;
@@ -156,6 +173,8 @@ interface PgQueryInstance {
   submit(connection: Wire): Error | null | undefined;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: Wire): void;
+  handleError(err: Error, connection: Wire): void;
+  handleReadyForQuery(connection: Wire): void;
   hasBeenParsed(connection: Wire): unknown;
 }
 
@@ -191,12 +210,26 @@ class TenantQuery extends PgQuery {
   private readonly after: readonly Buffer[];
   /** The statement's own messages, built already (a lead sent on its own: its last part). */
   private readonly own?: Buffer;
+  /** A held statement of the lead whose rows are wanted (its rows so far; told once). */
+  private watched?: Watched & { rows: HeldRows };
+  /** What the watcher answered to the rows: the statement's error instead of its result. */
+  private veto?: Error;
 
-  constructor(config: QueryConfig, { before = [], after = [], own }: { before?: readonly Buffer[]; after?: readonly Buffer[]; own?: Buffer }) {
+  constructor(config: QueryConfig, { before = [], after = [], own, watched }: { before?: readonly Buffer[]; after?: readonly Buffer[]; own?: Buffer; watched?: Watched }) {
     super(config);
     this.before = before;
     this.after = after;
     this.own = own;
+    if (watched) this.watched = { ...watched, rows: [] };
+  }
+
+  /** Tells the watched statement's caller, once. */
+  private tell(err: Error | null): void {
+    const watched = this.watched;
+    if (!watched) return;
+    this.watched = undefined;
+    if (err) watched.watch(err);
+    else this.veto = watched.watch(null, watched.rows) || undefined;
   }
 
   /** True while the messages coming in are not the statement's own. */
@@ -238,14 +271,31 @@ class TenantQuery extends PgQuery {
   }
 
   override handleDataRow(msg: unknown): void {
+    if (this.watched?.index === this.completed) {
+      this.watched.rows.push((msg as { fields: (string | null)[] }).fields);
+      return;
+    }
     // A lead sent on its own (`own`) has no row description: its rows are never wanted.
     if (!this.inSetting && !this.own) super.handleDataRow(msg);
   }
 
   override handleCommandComplete(msg: unknown, connection: Wire): void {
     const setting = this.inSetting;
+    if (this.watched?.index === this.completed) this.tell(null);
     this.completed++;
     if (!setting) super.handleCommandComplete(msg, connection);
+  }
+
+  override handleError(err: Error, connection: Wire): void {
+    // Before the watched statement completed: it failed, or did not run (the pipeline stopped before it).
+    this.tell(err);
+    super.handleError(err, connection);
+  }
+
+  override handleReadyForQuery(connection: Wire): void {
+    this.tell(new Error('tenancy: the held statement was not answered'));
+    if (this.veto) return super.handleError(this.veto, connection);
+    super.handleReadyForQuery(connection);
   }
 }
 
@@ -279,7 +329,12 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
    * `deferStatement`): its Bind and Execute go in front of the transaction's next statement or its
    * COMMIT, in that round trip. An error of it is that statement's (or the COMMIT's) error.
    */
-  let held: { messages: Buffer } | null = null;
+  let held: { messages: Buffer; watch?: Watch } | null = null;
+  /** Forgets the held statement (its transaction ended without it): a watcher hears it never ran. */
+  const dropHeld = () => {
+    held?.watch?.(new Error('tenancy: the transaction ended before its held statement was sent'));
+    held = null;
+  };
 
   connection.query = ((config: unknown, values?: unknown, callback?: Callback) => {
     if (typeof values === 'function') {
@@ -297,6 +352,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       return Promise.reject(err);
     }
     if (typeof text !== 'string') return pending || held ? leadThen(pass, callback) : pass();
+    if (base.flush === true) return held ? leadThen(() => answered('FLUSH', callback), callback) : answered('FLUSH', callback);
     const setting = rowSecurity ? settingOf(modeNow()) : null;
     if (BEGIN.test(text)) {
       inTransaction = true;
@@ -309,25 +365,23 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     if (END.test(text)) {
       inTransaction = false;
       const only = text.trim().replace(/;$/, '');
+      if (held && COMMIT.test(only)) {
+        // The held statement (after the BEGIN, when nothing else ran), then COMMIT, in one round
+        // trip. When the statement fails PostgreSQL skips the COMMIT and the transaction stays
+        // open and failed: it is rolled back before the COMMIT's caller hears the error.
+        const { name: _name, values: _values, ...rest } = base;
+        const rollBack = (err: Error) => Promise.resolve(query('ROLLBACK')).then(() => Promise.reject(err), () => Promise.reject(err));
+        const committed = (submit(new TenantQuery({ ...rest, text: only }, takeLead())) as Promise<unknown>).catch(rollBack);
+        if (!callback) return committed;
+        committed.then((result) => callback!(null, result), (err: Error) => callback!(err));
+        return undefined;
+      }
+      dropHeld(); // a ROLLBACK: what was held never runs
       if (pending) {
         // Nothing ran: there is no transaction to end.
         pending = null;
         return answered(only.split(/\s/)[0].toUpperCase(), callback);
       }
-      if (held && COMMIT.test(only)) {
-        // The held statement, then COMMIT, in one round trip. When the statement fails PostgreSQL
-        // skips the COMMIT and the transaction stays open and failed: it is rolled back before
-        // the COMMIT's caller hears the error.
-        const before = [held.messages];
-        held = null;
-        const { name: _name, values: _values, ...rest } = base;
-        const rollBack = (err: Error) => Promise.resolve(query('ROLLBACK')).then(() => Promise.reject(err), () => Promise.reject(err));
-        const committed = (submit(new TenantQuery({ ...rest, text: only }, { before })) as Promise<unknown>).catch(rollBack);
-        if (!callback) return committed;
-        committed.then((result) => callback!(null, result), (err: Error) => callback!(err));
-        return undefined;
-      }
-      held = null; // a ROLLBACK: what was held never runs
       return pass();
     }
     const params = (values as unknown[] | undefined) ?? base.values ?? [];
@@ -338,16 +392,15 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       // believing the statement is there, which an earlier message's ParseComplete would).
       const parsed = !base.name || wire.connection?.parsedStatements[base.name] === text;
       const single = !base.submit && !base.rows && parsed && (params.length > 0 || !SEVERAL.test(text));
-      if (!pending && !held) {
-        if (base.deferred === true && base.name && single) {
-          held = { messages: heldMessages(base.name, params) };
-          return answered('DEFERRED', callback);
-        }
-        return pass();
+      // A deferred statement is held (behind a pending BEGIN, if any) until the next statement or the COMMIT.
+      if (base.deferred === true && base.name && single && !held) {
+        held = { messages: heldMessages(base.name, params), watch: base.watch };
+        return answered('DEFERRED', callback);
       }
+      if (!pending && !held) return pass();
       // The first statement carries the BEGIN (and the setting), the next one a held statement,
       // when it can go in one pipeline: a single statement, not streamed, parsed already if named.
-      if (single) return submit(new TenantQuery({ ...base, values: params }, { before: takeLead() }), callback);
+      if (single) return submit(new TenantQuery({ ...base, values: params }, takeLead()), callback);
       return leadThen(pass, callback);
     }
     const generic = base.generic === true && !!base.name;
@@ -370,22 +423,26 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     return submit(new TenantQuery({ ...base, name, values: params }, { before: settings.map(settingMessages) }), callback);
   }) as Query;
 
-  /** What must go in front of the next statement: a pending BEGIN with its setting, or a held statement (taken). */
-  function takeLead(): Buffer[] {
-    const lead: Buffer[] = [];
-    if (pending) lead.push(beginMessages(pending.begin), ...(pending.setting ? [settingMessages(pending.setting)] : []));
-    if (held) lead.push(held.messages);
+  /**
+   * What must go in front of the next statement (taken): a pending BEGIN with its setting, then
+   * a held statement, and where that one is among them when its caller wants its rows.
+   */
+  function takeLead(): { before: Buffer[]; watched?: Watched } {
+    const before: Buffer[] = [];
+    if (pending) before.push(beginMessages(pending.begin), ...(pending.setting ? [settingMessages(pending.setting)] : []));
+    const watched = held?.watch ? { index: before.length, watch: held.watch } : undefined;
+    if (held) before.push(held.messages);
     pending = null;
     held = null;
-    return lead;
+    return { before, watched };
   }
 
   /** The lead on its own round trip, then `next` (which answers `callback` itself). */
   function leadThen(next: () => unknown, callback?: Callback) {
-    const lead = takeLead();
+    const { before: lead, watched } = takeLead();
     // The lead's last message carries the round trip: it becomes the pipeline's own statement.
     const own = lead.pop()!;
-    const sent = submit(new TenantQuery({ text: '' }, { before: lead, own })) as Promise<unknown>;
+    const sent = submit(new TenantQuery({ text: '' }, { before: lead, own, watched })) as Promise<unknown>;
     const after = sent.then(next);
     if (!callback) return after;
     after.catch((err: Error) => callback(err));
@@ -419,7 +476,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       pending = null;
       inTransaction = false;
     }
-    held = null;
+    dropHeld();
   });
 
   function submit(q: PgQueryInstance, callback?: Callback) {

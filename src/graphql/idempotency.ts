@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { parse as parseUrl } from 'node:url';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { NextFunction, Request, Response } from 'express';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
@@ -76,7 +75,7 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
         problemAnswer: (p) => ({ status: p.status, contentType: 'application/json', body: JSON.stringify({ errors: [{ message: p.detail, extensions: { code: p.status === 409 ? 'CONFLICT' : 'BAD_USER_INPUT' } }] }) }),
         run: async (tx) => {
           const response = await apollo.executeHTTPGraphQLRequest({
-            httpGraphQLRequest: { method: 'POST', headers, search: parseUrl(req.url).search ?? '', body: req.body },
+            httpGraphQLRequest: { method: 'POST', headers, search: req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '', body: req.body },
             context: async () => createContext(tx, caller, res.locals.requestId, state),
           });
           const body = response.body.kind === 'complete' ? response.body.string : '';

@@ -3,8 +3,10 @@ import type { Request } from 'express';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { isDeadlock, joinTransaction, retryDeadlocks } from '../db/transaction';
-import { deferStatement, prepared } from '../db/prepared';
+import { deferStatement, holdStatement } from '../db/prepared';
+import type { HeldRows } from '../db/tenancy';
 import { problem, type Problem } from '../errors/problem';
+import { AppError } from '../errors/app-error';
 import type { Answer } from './answer';
 import type { SecretBox } from '../security/secret-box';
 
@@ -17,9 +19,14 @@ import type { SecretBox } from '../security/secret-box';
  * - the request runs in ONE transaction that also writes the stored answer, so the effects
  *   and the record commit together or not at all (a crash mid-request leaves neither, and
  *   the retry runs afresh); the primary key (API key, key) forbids a second record;
- * - that transaction first takes a transaction-scoped advisory lock on (API key, key) with
- *   `pg_try_advisory_xact_lock`: a concurrent request with the same key does not wait, it
- *   answers 409 at once; the lock goes with the commit, after which the record is visible.
+ * - that transaction first looks the key up and takes a transaction-scoped advisory lock on
+ *   (API key, key) with `pg_try_advisory_xact_lock`, in one statement sent in front of the
+ *   operation's first statement (holdStatement): when the key has its answer already, or
+ *   another request holds the lock, that first statement fails, nothing after it runs, the
+ *   transaction is rolled back and the request replays the answer or answers 409. A concurrent
+ *   request with the same key does not wait for the key (its first statement may wait for a
+ *   row the other one is writing); the lock goes with the commit, after which the record is
+ *   visible.
  *
  * What is stored: 2xx answers, and the 400/404/409/422 answers of the operation. Those keep
  * no effects: the answer is stored by a single statement on another connection while the
@@ -28,8 +35,9 @@ import type { SecretBox } from '../security/secret-box';
  * not stored: they depend on the moment, not on the request, and the effects are rolled back.
  *
  * Cost (docs/performance.md, "Decisions"): a key adds two statements to the request's
- * transaction, both prepared once per connection, and one round trip: the answer's INSERT goes
- * with the COMMIT (deferStatement); the operation joins the transaction
+ * transaction, both prepared once per connection, and no round trip of their own: the lookup
+ * goes with the operation's first statement (holdStatement), the answer's INSERT with the
+ * COMMIT (deferStatement); the operation joins the transaction
  * (`joinTransaction`: no savepoint of its own). A deadlock aborts the whole transaction,
  * so it is retried here as a whole, like the operation alone would retry itself.
  */
@@ -117,6 +125,21 @@ const STORED_MEANWHILE = '22012';
 const LOOKUP = `select pg_try_advisory_xact_lock(hashtextextended('idempotency:' || $1 || ':' || $2, 0)) as locked, k.fingerprint, k.status, k.content_type, k.body, k.headers
   from (select 1) one left join idempotency_keys k on k.owner = $1 and k.key = $2 and k.expires_at > now()`;
 
+/** The operation must not go on: the key has its answer, or another request holds it. */
+const settled = (found: { locked: boolean; stored?: Stored }) => found.stored !== undefined || !found.locked;
+const SUPERSEDED = 'This Idempotency-Key already has its answer, or another request holds it';
+
+/** LOOKUP's one row, as raw text columns (holdStatement): locked, then the stored answer's columns or nulls. */
+function foundOf(rows: HeldRows): { locked: boolean; stored?: Stored } {
+  const [locked, fingerprint, status, contentType, body, headers] = rows[0];
+  return {
+    locked: locked === 't',
+    ...(fingerprint !== null
+      ? { stored: { fingerprint, status: Number(status), content_type: contentType!, body: body!, headers: headers === null ? null : (JSON.parse(headers) as Record<string, string>) } }
+      : {}),
+  };
+}
+
 export async function runIdempotent({ em, pool, box, owner, key, fingerprint, run, problemAnswer }: IdempotentRun): Promise<Answer> {
   const reused = () => {
     const detail = 'This Idempotency-Key was already used with another request (method, path or body)';
@@ -141,11 +164,14 @@ export async function runIdempotent({ em, pool, box, owner, key, fingerprint, ru
   const attempt = () =>
     em.transactional(async (tx) => {
       storing = false;
-      const { rows: [found] } = await prepared<Partial<Stored> & { locked: boolean }>(tx, LOOKUP, [owner, key]);
-      if (found.fingerprint !== undefined && found.fingerprint !== null) return replay(found as Stored);
-      if (!found.locked) throw new Discard(busy());
+      // The lookup goes with the operation's first statement (holdStatement): its verdict is
+      // read once the operation is done, and an operation that should not have run is rolled back.
+      const lookup = await holdStatement(tx, LOOKUP, [owner, key], (rows) => (settled(foundOf(rows)) ? new AppError('CONFLICT', SUPERSEDED) : undefined));
       joinTransaction(tx);
       const answer = await run(tx);
+      const found = foundOf(await lookup());
+      if (found.stored) throw new Discard(replay(found.stored));
+      if (!found.locked) throw new Discard(busy());
       if (answer.deadlocked) throw new Deadlocked(answer);
       const status = answer.classifyAs ?? answer.status;
       // The answer's own headers (e.g. Location) are part of it; Retry-After and the like never are (5xx is not stored).

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inCommunity } from '../../src/db/tenancy';
-import { deferStatement, prepared } from '../../src/db/prepared';
+import { deferStatement, holdStatement, prepared } from '../../src/db/prepared';
 import { ROW_SECURITY_MODES, startTestApp, type TestApp, type Tenant } from '../helpers/app';
 
 /**
  * A transaction's BEGIN goes in its first statement's pipeline (src/db/tenancy.ts, `pending`):
  * one round trip less, the same transaction. A deferred statement (deferStatement, `held`) goes
- * in the next statement's or the COMMIT's. One ORM connection (DB_POOL_MAX=1), whose
+ * in the next statement's or the COMMIT's, and so does a held one whose rows are read later
+ * (holdStatement). One ORM connection (DB_POOL_MAX=1), whose
  * round trips (ReadyForQuery messages) the tests count on the wire.
  */
 describe.each(ROW_SECURITY_MODES)('deferred BEGIN, row-level security %s', (_mode, env) => {
@@ -147,6 +148,111 @@ describe.each(ROW_SECURITY_MODES)('deferred BEGIN, row-level security %s', (_mod
       })).catch(() => undefined);
       expect(await named(name)).toEqual([{ n: 0 }]);
     });
+  });
+
+  describe('holdStatement', () => {
+    const check = 'select ?::int as n, ?::text as label, null::text as nothing, true as yes';
+    const warm = () => asTenant(() => em().transactional(async (tx) => {
+      await prepared(tx, check, [0, 'warm']); // parsed on the connection: it can be held from now on
+      await prepared(tx, 'select ?::int as one', [1]);
+    }));
+
+    it('goes in front of the next statement, in its round trip; its rows are read after, as text', async () => {
+      await warm();
+      let rows: unknown;
+      const n = await tripsOf(() => asTenant(() => em().transactional(async (tx) => {
+        const read = await holdStatement(tx, check, [7, 'seven']);
+        expect((await prepared(tx, 'select ?::int as one', [1])).rows).toEqual([{ one: 1 }]);
+        rows = await read();
+      })));
+      expect(rows).toEqual([['7', 'seven', null, 't']]);
+      expect(n).toBe(2); // BEGIN + held + statement; COMMIT
+    });
+
+    it('goes on its own round trip when read before any other statement took it', async () => {
+      await warm();
+      let rows: unknown;
+      const n = await tripsOf(() => asTenant(() => em().transactional(async (tx) => {
+        const read = await holdStatement(tx, check, [8, 'eight']);
+        rows = await read();
+        expect(await read()).toEqual(rows); // read again: nothing more is sent
+      })));
+      expect(rows).toEqual([['8', 'eight', null, 't']]);
+      expect(n).toBe(2); // BEGIN + held; COMMIT
+    });
+
+    it('fails the statement it went with, and its reader, with its own error', async () => {
+      await warm();
+      await asTenant(() => em().transactional((tx) => prepared(tx, 'select 1 / (0 * ?::int) as n', [1]))).catch(() => undefined); // parsed
+      const codes: string[] = [];
+      await asTenant(() => em().transactional(async (tx) => {
+        const read = await holdStatement(tx, 'select 1 / (0 * ?::int) as n', [1]);
+        await prepared(tx, 'select ?::int as one', [1]).catch((err: { code?: string }) => codes.push(String(err.code)));
+        await read().catch((err: { code?: string }) => codes.push(String(err.code)));
+      })).catch(() => undefined);
+      expect(codes).toEqual(['22012', '22012']);
+      expect((await asTenant(() => prepared<{ one: number }>(em(), 'select ?::int as one', [1]))).rows).toEqual([{ one: 1 }]);
+    });
+
+    it('a veto on its rows fails the statement that carried it: the transaction goes no further', async () => {
+      await warm();
+      const name = `vetoed-${Math.random()}`;
+      const insert = 'insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, ?, now(), now())';
+      await asTenant(() => em().transactional((tx) => prepared(tx, insert, [t.communityId, 'warm-veto'])));
+      let seen: unknown;
+      const n = await tripsOf(async () => {
+        const outcome = await asTenant(() => em().transactional(async (tx) => {
+          const read = await holdStatement(tx, check, [9, 'nine'], (rows) => (rows[0][0] === '9' ? new Error('vetoed') : undefined));
+          await prepared(tx, insert, [t.communityId, name]);
+          seen = await read();
+        })).then(() => 'committed', (err: Error) => err.message);
+        expect(outcome).toMatch(/vetoed/);
+      });
+      expect(seen).toBeUndefined();
+      expect(n).toBe(2); // BEGIN + held + insert; ROLLBACK
+      const left = await asTenant(() => em().execute<{ n: number }[]>('select count(*)::int as n from groups where name = ?', [name]));
+      expect(left).toEqual([{ n: 0 }]);
+    });
+
+    it('a ROLLBACK drops it: it never runs, and a late reader hears so', async () => {
+      await warm();
+      const name = `held-${Math.random()}`;
+      const insert = 'insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), ?, ?, now(), now()) returning 1';
+      await asTenant(() => em().transactional((tx) => prepared(tx, insert, [t.communityId, 'warm-held'])));
+      let read: (() => Promise<unknown>) | undefined;
+      await asTenant(() => em().transactional(async (tx) => {
+        read = await holdStatement(tx, insert, [t.communityId, name]);
+        throw new Error('roll back');
+      })).catch(() => undefined);
+      await expect(read!()).rejects.toThrow();
+      const left = await asTenant(() => em().execute<{ n: number }[]>('select count(*)::int as n from groups where name = ?', [name]));
+      expect(left).toEqual([{ n: 0 }]);
+    });
+
+    it('a statement new on the connection runs at once; its rows read alike', async () => {
+      const sql = `select ?::int + ${Math.floor(Math.random() * 1e6)} - ?::int as n, null::int as none`;
+      let rows: unknown;
+      await asTenant(() => em().transactional(async (tx) => {
+        const read = await holdStatement(tx, sql, [5, 0]);
+        rows = await read();
+      }));
+      expect((rows as string[][])[0][1]).toBeNull();
+      expect(Number((rows as string[][])[0][0])).toBeGreaterThan(4);
+    });
+  });
+
+  it('a create with an Idempotency-Key takes two round trips: BEGIN, lookup and the write; the stored answer and COMMIT', async () => {
+    const create = (key: string) => app.http.post('/api/v1/groups').set('X-API-Key', t.key).set('Idempotency-Key', key).send({ name: `Keyed ${key}` });
+    expect((await create(`warm-${Math.random()}`)).status).toBe(201); // the statements parsed on the connection
+    const key = `k-${Math.random()}`;
+    let status = 0;
+    expect(await tripsOf(async () => (status = (await create(key)).status))).toBe(2);
+    expect(status).toBe(201);
+    // The replay: the lookup with the speculative write, which is rolled back; nothing is created twice.
+    const again = await create(key);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const made = await asTenant(() => em().execute<{ n: number }[]>('select count(*)::int as n from groups where name = ?', [`Keyed ${key}`]));
+    expect(made).toEqual([{ n: 1 }]);
   });
 
   it('requests that write in transactions still answer as before', async () => {

@@ -164,7 +164,7 @@ describe('Idempotency-Key on POST', () => {
     expect(await count('notifications', tenant.communityId)).toBe(1);
   });
 
-  it('costs two statements (lookup-and-lock, store) and a transaction around the write; a replay one; no savepoint', async () => {
+  it('costs two statements (lookup-and-lock, store) and a transaction around the write; a replay its first statement, rolled back; no savepoint', async () => {
     const counter = countSql(app.runtime);
     try {
       const statements = async (key?: string, path = '/api/v1/groups', body: object = { name: 'counted' }) => {
@@ -179,13 +179,16 @@ describe('Idempotency-Key on POST', () => {
       // A group create is one set-based INSERT (db/write.ts), atomic without a transaction of its own.
       expect(await statements()).toEqual(['insert']);
       expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'with', 'commit;']);
-      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'commit;']);
+      // A replay: the lookup went with the write, which is rolled back (src/db/prepared.ts, holdStatement).
+      expect(await statements('counted-1')).toEqual(['begin;', 'select', 'insert', 'rollback']);
       // A member create opens a transaction of its own; with a key it joins the request's (no SAVEPOINT/RELEASE).
       const member = { firstName: 'Counted' };
       const alone = await statements(undefined, '/api/v1/members', member);
       expect(alone[0]).toBe('begin;');
       expect(alone[alone.length - 1]).toBe('commit;');
       expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', ...alone.slice(1, -1), 'with', 'commit;']);
+      // Its replay: the lookup's verdict came back with the operation's first statement, and nothing after it ran.
+      expect(await statements('counted-member', '/api/v1/members', member)).toEqual(['begin;', 'select', alone[1], 'rollback']);
     } finally {
       counter.stop();
     }
