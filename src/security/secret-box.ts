@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { slot } from '../state';
@@ -23,6 +23,25 @@ export class SecretError extends Error {}
 export interface SecretKey {
   id: string;
   key: Buffer;
+  /** The same key imported once: node:crypto imports a Buffer key again at every cipher. */
+  object: KeyObject;
+}
+
+/**
+ * Fresh random IVs, drawn from the CSPRNG in blocks, as `crypto.randomUUID` draws its bytes:
+ * one `randomBytes` call per 512 IVs instead of one per value (a call cost as much as the
+ * cipher itself). Each IV is used once; random 96-bit IVs are what GCM under one key wants.
+ */
+let ivPool = Buffer.alloc(0);
+let ivAt = 0;
+function freshIv(): Buffer {
+  if (ivAt + IV_BYTES > ivPool.length) {
+    ivPool = randomBytes(IV_BYTES * 512);
+    ivAt = 0;
+  }
+  const iv = ivPool.subarray(ivAt, ivAt + IV_BYTES);
+  ivAt += IV_BYTES;
+  return iv;
 }
 
 export const keyId = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 8);
@@ -40,7 +59,7 @@ export class SecretBox {
 
   constructor(keys: Buffer[]) {
     if (!keys.length) throw new SecretError('at least one encryption key is needed');
-    this.keys = keys.map((key) => ({ id: keyId(key), key }));
+    this.keys = keys.map((key) => ({ id: keyId(key), key, object: createSecretKey(key) }));
   }
 
   /** The key new values are sealed with. */
@@ -58,8 +77,8 @@ export class SecretBox {
   }
 
   seal(plain: string, context: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+    const iv = freshIv();
+    const cipher = createCipheriv('aes-256-gcm', this.current.object, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return `${SEALED_PREFIX}${this.current.id}:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64')}`;
@@ -74,7 +93,7 @@ export class SecretBox {
     const raw = Buffer.from(data ?? '', 'base64');
     if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretError('the stored secret is malformed');
     try {
-      const decipher = createDecipheriv('aes-256-gcm', entry.key, raw.subarray(0, IV_BYTES));
+      const decipher = createDecipheriv('aes-256-gcm', entry.object, raw.subarray(0, IV_BYTES));
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');

@@ -41,6 +41,17 @@ describe('SecretBox (AES-256-GCM)', () => {
     expect(before.seal('same', 'c')).not.toBe(before.seal('same', 'c'));
   });
 
+  it('every seal has its own IV, across the blocks its IVs are drawn in', () => {
+    const box = new SecretBox([randomBytes(32)]);
+    const ivs = new Set<string>();
+    for (let i = 0; i < 1500; i++) {
+      const sealed = box.seal('the same value', 'record');
+      ivs.add(Buffer.from(sealed.split(':')[2], 'base64').subarray(0, 12).toString('hex'));
+      expect(box.open(sealed, 'record')).toBe('the same value');
+    }
+    expect(ivs.size).toBe(1500);
+  });
+
   it('errors name the key id, never the value', () => {
     const sealed = new SecretBox([newKey()]).seal('whsec_topsecret', 'c');
     const other = new SecretBox([newKey()]);
