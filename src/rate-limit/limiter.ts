@@ -43,34 +43,43 @@ interface Lane {
   waiting: Waiter[];
 }
 
-/** The PostgreSQL store's upsert, with the caller's last write position read in the same statement. */
+/** What of rate-limiter-flexible's PostgreSQL limiter the counting statement uses. */
 interface PgInternals {
   _getTableIdentifier(): string;
   _query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
 }
 
 /**
- * rate-limiter-flexible's PostgreSQL limiter, whose counting statement also reads
- * `caller_wal_positions` when `consume` is given `{ caller }`: the library's own upsert
- * (the SQL of its `_upsert` in 11.4.0, pinned in package.json; same result handling) inside a
- * CTE, plus one primary-key lookup. The read-your-writes
- * check (src/db/replicas.ts) then costs no round trip (docs/scaling.md, "Read-your-writes").
+ * rate-limiter-flexible's PostgreSQL limiter with a counting statement of our own: the library's
+ * upsert (the SQL of its `_upsert` in 11.4.0, pinned in package.json; same result handling)
+ * inside a CTE, which
+ * - commits without waiting for the WAL to reach the disk (`synchronous_commit = off` for that
+ *   statement's transaction alone): a request does not wait for a disk flush to be counted.
+ *   A crash of PostgreSQL may lose the last fraction of a second of counts (wal_writer_delay,
+ *   200 ms by default, three times at most), never corrupts them, and nothing else is written in that
+ *   transaction (docs/api.md, Rate limits; docs/performance.md, "Rate limiter");
+ * - with `consume(..., { caller })`, also reads `caller_wal_positions`, one primary-key lookup,
+ *   so the read-your-writes check (src/db/replicas.ts) costs no round trip (docs/scaling.md,
+ *   "Read-your-writes").
  */
-class PositionedPostgresLimiter extends RateLimiterPostgres {
+class CountingPostgresLimiter extends RateLimiterPostgres {
   _upsert(key: string, points: number, msDuration: number, forceExpire = false, options: { caller?: string } = {}) {
     const self = this as unknown as PgInternals;
-    if (!options.caller || forceExpire) return (RateLimiterPostgres.prototype as unknown as { _upsert: (...a: unknown[]) => Promise<unknown> })._upsert.call(this, key, points, msDuration, forceExpire, options);
+    if (forceExpire) return (RateLimiterPostgres.prototype as unknown as { _upsert: (...a: unknown[]) => Promise<unknown> })._upsert.call(this, key, points, msDuration, forceExpire, options);
     const table = self._getTableIdentifier();
-    return self._query({
-      name: 'rlflx-upsert-position',
-      text: `with counted as (
+    const counted = `with lazy as (select set_config('synchronous_commit', 'off', true)),
+             counted as (
                insert into ${table} values ($1, $2, $3)
                on conflict (key) do update set
                  points = case when ${table}.expire <= $4 then $2 else ${table}.points + ($2) end,
                  expire = case when ${table}.expire <= $4 then $3 else ${table}.expire end
-               returning points, expire)
-             select points, expire, (select lsn::text from caller_wal_positions where caller = $5) as lsn from counted`,
-      values: [key, points, msDuration > 0 ? Date.now() + msDuration : null, Date.now(), options.caller],
+               returning points, expire)`;
+    const values = [key, points, msDuration > 0 ? Date.now() + msDuration : null, Date.now()];
+    if (!options.caller) return self._query({ name: 'rlflx-count', text: `${counted} select points, expire from counted, lazy`, values });
+    return self._query({
+      name: 'rlflx-count-position',
+      text: `${counted} select points, expire, (select lsn::text from caller_wal_positions where caller = $5) as lsn from counted, lazy`,
+      values: [...values, options.caller],
     });
   }
 
@@ -117,7 +126,7 @@ export class RequestLimiter {
     let limiter = this.byPoints.get(points);
     if (!limiter) {
       const common = { points, duration: this.duration, keyPrefix: this.keyPrefix };
-      const pg = new (this.positions ? PositionedPostgresLimiter : RateLimiterPostgres)({
+      const pg = new CountingPostgresLimiter({
         ...common,
         storeClient: this.stores.pg,
         storeType: 'pool',

@@ -172,3 +172,30 @@ describe('store failures', () => {
     }
   });
 });
+
+describe('the PostgreSQL count\'s commit', () => {
+  it('does not wait for the WAL flush: synchronous_commit is off for the counting transaction alone', async () => {
+    // The sessions wait for the flush (a test server may run with synchronous_commit off throughout).
+    const pool = new Pool({ connectionString: testDatabaseUrl(), max: 1, options: '-c synchronous_commit=on' });
+    const prefix = `rl-commit-${randomUUID()}`;
+    // A deferred constraint trigger runs at COMMIT: it records the setting the commit runs under.
+    await pool.query(`create table if not exists rl_commit_modes (key text, mode text);
+      create or replace function rl_commit_mode() returns trigger language plpgsql as $$
+        begin insert into rl_commit_modes values (new.key, current_setting('synchronous_commit')); return null; end $$;
+      drop trigger if exists rl_commit_mode on rate_limits;
+      create constraint trigger rl_commit_mode after insert or update on rate_limits deferrable initially deferred
+        for each row when (new.key like 'rl-commit-%') execute function rl_commit_mode();`);
+    try {
+      const positioned = new RequestLimiter({ pg: pool }, prefix, 3600, true);
+      await new RequestLimiter({ pg: pool }, prefix).consume('k', 10);
+      await positioned.consume('k', 10, 'caller-1');
+      const modes = await pool.query<{ mode: string }>('select mode from rl_commit_modes where key = $1', [`${prefix}:k`]);
+      expect(modes.rows.map((r) => r.mode)).toEqual(['off', 'off']);
+      // The connection's own setting is untouched: its next transaction waits for the flush again.
+      expect((await pool.query<{ synchronous_commit: string }>('show synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+    } finally {
+      await pool.query('drop trigger if exists rl_commit_mode on rate_limits; drop function if exists rl_commit_mode(); drop table if exists rl_commit_modes');
+      await pool.end();
+    }
+  });
+});
