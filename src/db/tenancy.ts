@@ -288,12 +288,12 @@ class TenantQuery extends PgQuery {
 
   override handleError(err: Error, connection: Wire): void {
     // Before the watched statement completed: it failed, or did not run (the pipeline stopped before it).
-    this.tell(err);
+    if (this.watched) this.tell(err);
     super.handleError(err, connection);
   }
 
   override handleReadyForQuery(connection: Wire): void {
-    this.tell(new Error('tenancy: the held statement was not answered'));
+    if (this.watched) this.tell(new Error('tenancy: the held statement was not answered'));
     if (this.veto) return super.handleError(this.veto, connection);
     super.handleReadyForQuery(connection);
   }
