@@ -148,7 +148,7 @@ const RAW = { getTypeParser: () => (value: string) => value };
 /**
  * A statement of em's transaction whose rows are wanted, but not before the transaction's next
  * statement: the tenancy guard holds it (as `deferStatement`) and sends it in front of that
- * statement, in its round trip (docs/performance.md, "Held statements"). The answer reads its
+ * statement, in its round trip (docs/performance.md, "Decisions": a keyed request's lookup). The answer reads its
  * rows, each an array of the columns' text (NULL as null), once they are back; if no statement
  * took it along by then, it is sent on its own round trip at that moment. Its error is also the
  * next statement's (PostgreSQL skips the rest of a failed pipeline). `veto`, given the rows as
