@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { QueryResultRow } from 'pg';
 import { withConnection, type OrmConnection } from './driver-pool';
 import { currentReplica, replicaFailed } from './replicas';
-import type { HeldRows, Watch } from './tenancy';
+import { DEFERRED, type HeldRows, type Watch } from './tenancy';
 
 /**
  * Named (prepared) statements through the ORM's own pool: the hot reads of src/db/lean.ts
@@ -184,7 +184,8 @@ export async function holdStatement(
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
-  if (res.command !== 'DEFERRED') return async () => res.rows as unknown as HeldRows;
+  // Run at once (not parsed on the connection yet): its rows are here, and no veto is asked (the caller reads them itself).
+  if (res.command !== DEFERRED) return async () => res.rows as unknown as HeldRows;
   return async () => {
     try {
       // Still held (no statement went since): it goes now, alone. Its veto fails that round trip

@@ -123,6 +123,8 @@ function settingOf(mode: Mode): Setting | null {
 const settingSql = ([name, value]: Setting) => `select set_config('${name}', '${value}', true)`;
 
 type Callback = (err: Error | null, result?: unknown) => void;
+/** The command tag of the answer to a statement the guard held instead of sending (src/db/prepared.ts tells the two apart by it). */
+export const DEFERRED = 'DEFERRED';
 /** A held statement's rows as raw text fields (no row description goes with it), or its error. */
 export type HeldRows = (string | null)[][];
 /**
@@ -395,7 +397,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       // A deferred statement is held (behind a pending BEGIN, if any) until the next statement or the COMMIT.
       if (base.deferred === true && base.name && single && !held) {
         held = { messages: heldMessages(base.name, params), watch: base.watch };
-        return answered('DEFERRED', callback);
+        return answered(DEFERRED, callback);
       }
       if (!pending && !held) return pass();
       // The first statement carries the BEGIN (and the setting), the next one a held statement,

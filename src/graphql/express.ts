@@ -9,6 +9,12 @@ import type { Request, Response } from 'express';
  * (content type negotiation, ETag and freshness checks that a GraphQL answer never uses).
  * An incremental answer (multipart) is streamed as the integration streams it.
  */
+/** The query string of a request URL with its `?` ('' without one), as Apollo Server wants `search`: no URL parse. */
+export const searchOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q);
+};
+
 export function apolloMiddleware<C extends BaseContext>(server: ApolloServer<C>, context: ContextFunction<[{ req: Request; res: Response }], C>) {
   server.assertStarted('apolloMiddleware()');
   return async (req: Request, res: Response) => {
@@ -22,10 +28,8 @@ export function apolloMiddleware<C extends BaseContext>(server: ApolloServer<C>,
       const value = raw[name];
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    const url = req.url;
-    const q = url.indexOf('?');
     const response = await server.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method.toUpperCase(), headers, search: q < 0 ? '' : url.slice(q), body: req.body },
+      httpGraphQLRequest: { method: req.method.toUpperCase(), headers, search: searchOf(req.url), body: req.body },
       context: () => context({ req, res }),
     });
     for (const [name, value] of response.headers) res.setHeader(name, value);

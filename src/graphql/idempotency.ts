@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import type { Gate } from '../auth/gate';
 import { callerKey, createContext, enterCaller, type Context } from '../context';
+import { searchOf } from './express';
 import { STATUS } from '../errors/problem';
 import type { ErrorCode } from '../errors/app-error';
 import type { RuntimeState } from '../state';
@@ -75,7 +76,7 @@ export function graphqlIdempotency(apollo: ApolloServer<Context>, gate: Gate, em
         problemAnswer: (p) => ({ status: p.status, contentType: 'application/json', body: JSON.stringify({ errors: [{ message: p.detail, extensions: { code: p.status === 409 ? 'CONFLICT' : 'BAD_USER_INPUT' } }] }) }),
         run: async (tx) => {
           const response = await apollo.executeHTTPGraphQLRequest({
-            httpGraphQLRequest: { method: 'POST', headers, search: req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '', body: req.body },
+            httpGraphQLRequest: { method: 'POST', headers, search: searchOf(req.url), body: req.body },
             context: async () => createContext(tx, caller, res.locals.requestId, state),
           });
           const body = response.body.kind === 'complete' ? response.body.string : '';

@@ -57,7 +57,7 @@ interface PgInternals {
  *   statement's transaction alone): a request does not wait for a disk flush to be counted.
  *   A crash of PostgreSQL may lose the last fraction of a second of counts (wal_writer_delay,
  *   200 ms by default, three times at most), never corrupts them, and nothing else is written in that
- *   transaction (docs/api.md, Rate limits; docs/performance.md, "Rate limiter");
+ *   transaction (docs/api.md, Rate limits; docs/performance.md, "Decisions", Runtime);
  * - with `consume(..., { caller })`, also reads `caller_wal_positions`, one primary-key lookup,
  *   so the read-your-writes check (src/db/replicas.ts) costs no round trip (docs/scaling.md,
  *   "Read-your-writes").
@@ -96,7 +96,7 @@ class CountingPostgresLimiter extends RateLimiterPostgres {
  * in Redis when configured, else in PostgreSQL; with Redis down, PostgreSQL takes
  * over as insurance so the service keeps counting instead of failing.
  *
- * A key's concurrent requests are counted together (docs/performance.md, "Rate limiter"):
+ * A key's concurrent requests are counted together (docs/performance.md, "Decisions", Runtime):
  * while one store call for a key is in flight in this process, the key's later requests
  * wait, and then go as one `consume(key, n)`, a single atomic increment by n. The store
  * answers the counter after the increment, c, so the batch held positions c-n+1 .. c in

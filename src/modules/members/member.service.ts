@@ -176,9 +176,7 @@ export class MemberService {
     const pathOf = at.item;
     const issues = items.flatMap((item, i) => under(pathOf(i), memberIssues(item, true)));
     if (at.list) issues.push(...under(at.list, batchDuplicateIssues(items)));
-    const hasValues = (item: CreateMemberInput) => (item.additionalFields ?? []).some((e) => e.value != null);
-    const within = items.some(hasValues) ? <T>(work: (em: EntityManager) => Promise<T>) => transaction(this.em, work) : <T>(work: (em: EntityManager) => Promise<T>) => work(this.em);
-    return within(async (em) => {
+    const work = async (em: EntityManager) => {
       const bodies = items.map((item, i) => ({ entries: item.additionalFields ?? [], path: pathOf(i) }));
       issues.push(...(await unknownFieldIssues(em, communityId, bodies)));
       rejectInvalid(issues);
@@ -199,7 +197,9 @@ export class MemberService {
       );
       if (values.length) await em.insertMany(MemberFieldValue, values);
       return members;
-    });
+    };
+    const hasValues = (item: CreateMemberInput) => (item.additionalFields ?? []).some((e) => e.value != null);
+    return items.some(hasValues) ? transaction(this.em, work) : work(this.em);
   }
 
   /** 409 per item whose externalId or email (case-insensitive) another member of the community has. */
