@@ -1,6 +1,12 @@
 import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } from '@apollo/server';
 import type { Request, Response } from 'express';
 
+/** The query string of a request URL with its `?` ('' without one), as Apollo Server wants `search`: no URL parse. */
+export const searchOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q);
+};
+
 /**
  * Apollo Server on Express: what `@as-integrations/express5` does, with less work per request.
  * The request's headers go into Apollo's `HeaderMap` in one loop; its query string is the URL
@@ -9,12 +15,6 @@ import type { Request, Response } from 'express';
  * (content type negotiation, ETag and freshness checks that a GraphQL answer never uses).
  * An incremental answer (multipart) is streamed as the integration streams it.
  */
-/** The query string of a request URL with its `?` ('' without one), as Apollo Server wants `search`: no URL parse. */
-export const searchOf = (url: string): string => {
-  const q = url.indexOf('?');
-  return q < 0 ? '' : url.slice(q);
-};
-
 export function apolloMiddleware<C extends BaseContext>(server: ApolloServer<C>, context: ContextFunction<[{ req: Request; res: Response }], C>) {
   server.assertStarted('apolloMiddleware()');
   return async (req: Request, res: Response) => {

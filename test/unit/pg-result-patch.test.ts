@@ -10,10 +10,9 @@ import { describe, expect, it } from 'vitest';
 /**
  * patches/pg+8.20.0.patch (docs/performance.md, "A page's rows"): pg makes a row object with one
  * literal compiled per column list. What it hands on must not change: the keys in the same order,
- * own properties only (a column named __proto__ too), the last of two columns of one name winning,
- * NULL as null and every other value through its column's parser. One difference, on purpose: a
- * column named __proto__ is an own property of the row, where pg's own algorithm set the row's
- * prototype to its value.
+ * the last of two columns of one name winning, NULL as null and every other value through its
+ * column's parser. One difference, on purpose: a column named __proto__ is an own property of the
+ * row, where pg's own algorithm set the row's prototype to its value.
  */
 const TEXT = 25;
 const INT4 = 23;
