@@ -29,12 +29,16 @@ import { ADMIN_TOKEN } from './sql';
  * counts and drops what it gets. THREADS=1 prints each process's CPU per request over the rounds
  * by thread: the main thread, and V8's workers (the collector's parallel and concurrent work,
  * optimising compilers), which /proc counts in the process's CPU and a CPU profile does not.
+ * VARIANT_ENTRY (JSON, variant name -> script) runs another build for a variant, e.g. the
+ * commit before a change, built and copied beside `dist` (`{"before":"dist-before/src/main.js"}`;
+ * docs/performance.md, "Comparing two builds").
  */
 const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
 const rounds = Number(process.env.ROUNDS || 3);
 const seconds = Number(process.env.SECS || 5);
 const opIds = (process.env.OPS || 'groups20').split(',');
 const variantEnv: Record<string, Record<string, string>> = JSON.parse(process.env.VARIANT_ENV || '{}');
+const variantEntry: Record<string, string> = JSON.parse(process.env.VARIANT_ENTRY || '{}');
 async function main() {
   const sink = await otlpSink();
   const db = await openBenchDatabase();
@@ -44,7 +48,7 @@ async function main() {
   let key = '';
   try {
     for (const [name, flags] of Object.entries(variants)) {
-      const entry = name.startsWith('raw') ? compileRawServer(path.resolve('.data/bench')) : 'dist/src/main.js';
+      const entry = name.startsWith('raw') ? compileRawServer(path.resolve('.data/bench')) : (variantEntry[name] ?? 'dist/src/main.js');
       const own = Object.fromEntries(Object.entries(variantEnv[name] ?? {}).map(([k, v]) => [k, k === 'OTEL_EXPORTER_OTLP_ENDPOINT' && v === 'sink' ? sink.url : v]));
       servers[name] = await startServer(name, [...flags.split(' ').filter(Boolean), entry], { ...env, ...own }, path.resolve(`.data/bench/flags-${name}.log`), node24());
       if (!key && !name.startsWith('raw')) {

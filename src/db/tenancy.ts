@@ -123,6 +123,23 @@ function settingOf(mode: Mode): Setting | null {
 const settingSql = ([name, value]: Setting) => `select set_config('${name}', '${value}', true)`;
 
 type Callback = (err: Error | null, result?: unknown) => void;
+
+/**
+ * A promise and the pg callback that settles it, made before the query object the callback is
+ * given to. pg's own promise form (`client.query(config)` without a callback) makes its Query
+ * first and then stores a new closure in `query.callback`; with that order V8's scavenger kept
+ * every statement's rows (and what they reach) alive until the next mark-compact: about 60 KB
+ * promoted per `GET /groups?limit=100`, a mark-compact every half second at 300 requests a
+ * second (docs/performance.md, "Rows promoted by pg's promise form"). Given to the query's
+ * constructor, the callback is older than the query and nothing is promoted.
+ */
+function settlement(): { promise: Promise<unknown>; callback: Callback } {
+  let callback!: Callback;
+  const promise = new Promise<unknown>((resolve, reject) => {
+    callback = (err, result) => (err ? reject(err) : resolve(result));
+  });
+  return { promise, callback };
+}
 /** The command tag of the answer to a statement the guard held instead of sending (src/db/prepared.ts tells the two apart by it). */
 export const DEFERRED = 'DEFERRED';
 /** A held statement's rows as raw text fields (no row description goes with it), or its error. */
@@ -345,7 +362,14 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     }
     const base: QueryConfig = typeof config === 'string' ? { text: config } : (config as QueryConfig);
     const text = base?.text;
-    const pass = () => (callback ? query(config, values, callback) : values === undefined ? query(config) : query(config, values));
+    // Always pg's callback form, its callback made first (settlement): pg's promise form promotes the rows.
+    const pass = () => {
+      // A Submittable (a cursor, pg's own Query) is pg's to answer: pg returns it as it is.
+      if (callback || typeof (config as { submit?: unknown } | null)?.submit === 'function') return query(config, values, callback);
+      const settled = settlement();
+      query(config, values, settled.callback);
+      return settled.promise;
+    };
     if (!switched.has(connection)) {
       // Without row-level security nothing depends on the switch: the statement just goes as it is.
       if (!rowSecurity) return pass();
@@ -373,7 +397,8 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
         // open and failed: it is rolled back before the COMMIT's caller hears the error.
         const { name: _name, values: _values, ...rest } = base;
         const rollBack = (err: Error) => Promise.resolve(query('ROLLBACK')).then(() => Promise.reject(err), () => Promise.reject(err));
-        const committed = (submit(new TenantQuery({ ...rest, text: only }, takeLead())) as Promise<unknown>).catch(rollBack);
+        const lead = takeLead();
+        const committed = (submit((cb) => new TenantQuery({ ...rest, text: only, callback: cb }, lead)) as Promise<unknown>).catch(rollBack);
         if (!callback) return committed;
         committed.then((result) => callback!(null, result), (err: Error) => callback!(err));
         return undefined;
@@ -402,7 +427,10 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
       if (!pending && !held) return pass();
       // The first statement carries the BEGIN (and the setting), the next one a held statement,
       // when it can go in one pipeline: a single statement, not streamed, parsed already if named.
-      if (single) return submit(new TenantQuery({ ...base, values: params }, takeLead()), callback);
+      if (single) {
+        const lead = takeLead();
+        return submit((cb) => new TenantQuery({ ...base, values: params, callback: cb }, lead), callback);
+      }
       return leadThen(pass, callback);
     }
     const generic = base.generic === true && !!base.name;
@@ -422,7 +450,8 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     // ORM inlines its literals, so its text is new each time) goes through the unnamed statement.
     const name = params.length ? (base.name ?? nameOf(text)) : undefined;
     const settings = [...(setting ? [setting] : []), ...(generic ? [GENERIC_PLAN] : [])];
-    return submit(new TenantQuery({ ...base, name, values: params }, { before: settings.map(settingMessages) }), callback);
+    const before = settings.map(settingMessages);
+    return submit((cb) => new TenantQuery({ ...base, name, values: params, callback: cb }, { before }), callback);
   }) as Query;
 
   /**
@@ -444,7 +473,7 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     const { before: lead, watched } = takeLead();
     // The lead's last message carries the round trip: it becomes the pipeline's own statement.
     const own = lead.pop()!;
-    const sent = submit(new TenantQuery({ text: '' }, { before: lead, own, watched })) as Promise<unknown>;
+    const sent = submit((cb) => new TenantQuery({ text: '', callback: cb }, { before: lead, own, watched })) as Promise<unknown>;
     const after = sent.then(next);
     if (!callback) return after;
     after.catch((err: Error) => callback(err));
@@ -459,7 +488,8 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     // into the explicit one, so the transaction-local setting lasts until its COMMIT or ROLLBACK.
     // (A text of several statements goes as one simple query, the setting after them.)
     if (SEVERAL.test(only)) return run({ ...rest, text: `${only}; ${settingSql(setting)}` }, (r) => (Array.isArray(r) ? r.slice(0, -1) : r), callback);
-    return submit(new TenantQuery({ ...rest, text: only }, { after: [settingMessages(setting)] }), callback);
+    const after = [settingMessages(setting)];
+    return submit((cb) => new TenantQuery({ ...rest, text: only, callback: cb }, { after }), callback);
   }
 
   /** The answer to a BEGIN or an END that is not sent (see `pending`), as pg would give it. */
@@ -481,20 +511,21 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     dropHeld();
   });
 
-  function submit(q: PgQueryInstance, callback?: Callback) {
+  /** Sends the query `make` builds around its callback (made first: see settlement). */
+  function submit(make: (callback: Callback) => PgQueryInstance, callback?: Callback) {
     if (callback) {
-      q.callback = callback;
-      query(q);
+      query(make(callback));
       return undefined;
     }
-    return new Promise((resolve, reject) => {
-      q.callback = (err, result) => (err ? reject(err) : resolve(result));
-      query(q);
-    });
+    const settled = settlement();
+    query(make(settled.callback));
+    return settled.promise;
   }
 
   function run(config: QueryConfig, pick: (r: unknown) => unknown, callback?: Callback) {
-    const promise = (query(config) as Promise<unknown>).then(pick);
+    const settled = settlement();
+    query(config, undefined, settled.callback);
+    const promise = settled.promise.then(pick);
     if (!callback) return promise;
     promise.then(
       (result) => callback(null, result),
