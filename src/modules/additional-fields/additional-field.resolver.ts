@@ -10,6 +10,7 @@ import {
   UpdateAdditionalFieldInput,
 } from './additional-field.inputs';
 import { AdditionalFieldService } from './additional-field.service';
+import type { Parent } from '../../graphql/parent';
 
 export const AdditionalFieldPage = pageOf(AdditionalField, 'AdditionalField');
 
@@ -55,7 +56,7 @@ export class AdditionalFieldResolver {
   }
 
   @FieldResolver(() => Icon, { nullable: true, description: 'null when the field has no icon.' })
-  icon(@Root() field: AdditionalField): Icon | null {
+  icon(@Root() field: Parent<AdditionalField>): Icon | null {
     return field.iconStyle && field.iconUnicode ? { style: field.iconStyle, unicode: field.iconUnicode } : null;
   }
 

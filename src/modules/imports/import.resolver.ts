@@ -5,6 +5,7 @@ import { NestedPageArgs } from '../notifications/notification.inputs';
 import { ImportJob, ImportKind, ImportRowError } from './import-job.entity';
 import { GroupImportInput, ImportJobListArgs, MemberImportInput } from './import.inputs';
 import { ImportService } from './import.service';
+import type { Parent } from '../../graphql/parent';
 
 const ImportJobPage = pageOf(ImportJob, 'ImportJob');
 const ImportRowErrorPage = pageOf(ImportRowError, 'ImportRowError');
@@ -36,7 +37,7 @@ export class ImportResolver {
   }
 
   @FieldResolver(() => ImportRowErrorPage, { description: 'Row errors ordered by row number; `failed` counts the rows they concern.' })
-  errors(@Root() job: ImportJob, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
+  errors(@Root() job: Parent<ImportJob>, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
     return ctx.service(ImportService).errors(job, args);
   }
 }

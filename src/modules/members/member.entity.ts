@@ -26,8 +26,7 @@ export class Member extends TenantRecord {
   emailAddress?: string | null;
 }
 
-/** One member's value for one additional field; `id` is the additional field's id (as in REST). */
-@ObjectType({ description: "A member's value for one additional field of the community." }) // not simpleResolvers: its id field reads fieldId
+/** One member's value for one additional field, as stored (the API's shape is MemberFieldValueView). */
 @Entity({ tableName: 'member_field_values' })
 export class MemberFieldValue {
   @PrimaryKey({ type: 'uuid' })
@@ -37,11 +36,9 @@ export class MemberFieldValue {
   @Property({ type: 'uuid' })
   communityId!: string;
 
-  @Field(() => ID, { name: 'id', description: 'The id of the additional field.' })
   @PrimaryKey({ type: 'uuid' })
   fieldId!: string;
 
-  @Field({ description: 'At most 2048 characters.' })
   @Property({ type: 'text' })
   value!: string;
 
@@ -51,4 +48,23 @@ export class MemberFieldValue {
    */
   @Property({ type: 'timestamptz', length: 3 })
   memberCreatedAt!: Date;
+}
+
+/**
+ * One member's value for one additional field as the API reads it: the row of the value
+ * loader (`id` is the additional field's id, as in REST; `memberId` groups a batch), not an
+ * entity, and with graphql's default resolvers (simpleResolvers). As MikroORM entities whose
+ * `id` field read `fieldId`, a page of 100 members with 20 values each built 2,000 entity
+ * wrappers and called a resolver with its own info object per value (docs/performance.md,
+ * "Decisions").
+ */
+@ObjectType('MemberFieldValue', { description: "A member's value for one additional field of the community.", simpleResolvers: true })
+export class MemberFieldValueView {
+  @Field(() => ID, { description: 'The id of the additional field.' })
+  id!: string;
+
+  @Field({ description: 'At most 2048 characters.' })
+  value!: string;
+
+  memberId!: string;
 }

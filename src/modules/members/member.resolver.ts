@@ -5,11 +5,12 @@ import { RecordRef } from '../../common/ref';
 import { Community, type Context } from '../../context';
 import { notFound } from '../../errors/app-error';
 import { AdditionalField } from '../additional-fields/additional-field.entity';
-import { Member, MemberFieldValue } from './member.entity';
+import { Member, MemberFieldValueView } from './member.entity';
 import { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
 import { MemberService } from './member.service';
 import { memberFieldValues } from './member.loaders';
 import { additionalFieldById } from '../additional-fields/additional-field.loaders';
+import type { Parent } from '../../graphql/parent';
 
 export const MemberPage = pageOf(Member, 'Member');
 
@@ -60,17 +61,17 @@ export class MemberResolver {
     return ctx.service(MemberService).remove(communityId, ref, expectedVersion);
   }
 
-  @FieldResolver(() => [MemberFieldValue], { description: 'Values ordered like the fields (orderNumber).' })
-  additionalFields(@Root() member: Member, @Ctx() ctx: Context) {
+  @FieldResolver(() => [MemberFieldValueView], { description: 'Values ordered like the fields (orderNumber).' })
+  additionalFields(@Root() member: Parent<Member>, @Ctx() ctx: Context) {
     return ctx.loaders.get(memberFieldValues).load(member.id);
   }
 }
 
-@Resolver(() => MemberFieldValue)
+@Resolver(() => MemberFieldValueView)
 export class MemberFieldValueResolver {
   @FieldResolver(() => AdditionalField)
-  async field(@Root() value: MemberFieldValue, @Ctx() ctx: Context): Promise<AdditionalField> {
-    const field = await ctx.loaders.get(additionalFieldById).load(value.fieldId);
+  async field(@Root() value: Parent<MemberFieldValueView>, @Ctx() ctx: Context): Promise<AdditionalField> {
+    const field = await ctx.loaders.get(additionalFieldById).load(value.id);
     if (!field) throw notFound('Additional field');
     return field;
   }

@@ -8,6 +8,7 @@ import { GroupMembership } from './membership.entity';
 import { groupMembershipPages, memberMembershipPages } from './membership.loaders';
 import { GroupMembershipListArgs } from './membership.inputs';
 import { GroupMembershipPage } from './membership.resolver';
+import type { Parent } from '../../graphql/parent';
 
 /**
  * Relations, all through the per-request loaders (ctx.loaders): a page of N parents
@@ -24,13 +25,13 @@ export class GroupMembershipRelations {
 
   @Authorized('members:read')
   @FieldResolver(() => Member, { nullable: true, description: 'Null only while the member is being deleted.' })
-  async member(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<Member | null> {
+  async member(@Root() m: Parent<GroupMembership>, @Ctx() ctx: Context): Promise<Member | null> {
     return (await ctx.loaders.get(memberById).load(m.memberId)) ?? null;
   }
 
   @Authorized('groups:read')
   @FieldResolver(() => Group, { nullable: true, description: 'Null only while the group is being deleted.' })
-  async group(@Root() m: GroupMembership, @Ctx() ctx: Context): Promise<Group | null> {
+  async group(@Root() m: Parent<GroupMembership>, @Ctx() ctx: Context): Promise<Group | null> {
     return (await ctx.loaders.get(groupById).load(m.groupId)) ?? null;
   }
 }
@@ -39,7 +40,7 @@ export class GroupMembershipRelations {
 export class GroupMembershipsField {
   @Authorized('group_memberships:read')
   @FieldResolver(() => GroupMembershipPage, { description: 'The group\'s memberships, one page (default order: createdAt).' })
-  memberships(@Root() group: Group, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
+  memberships(@Root() group: Parent<Group>, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
     ctx.loaders.get(groupById).prime(group.id, group); // GroupMembership.group below needs no query
     return ctx.loaders.get(groupMembershipPages)(args).load(group.id);
   }
@@ -49,7 +50,7 @@ export class GroupMembershipsField {
 export class MemberMembershipsField {
   @Authorized('group_memberships:read')
   @FieldResolver(() => GroupMembershipPage, { description: 'The member\'s memberships across groups, one page.' })
-  memberships(@Root() member: Member, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
+  memberships(@Root() member: Parent<Member>, @Args(() => GroupMembershipListArgs) args: GroupMembershipListArgs, @Ctx() ctx: Context) {
     ctx.loaders.get(memberById).prime(member.id, member);
     return ctx.loaders.get(memberMembershipPages)(args).load(member.id);
   }

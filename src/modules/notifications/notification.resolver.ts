@@ -7,6 +7,7 @@ import { CreateNotificationInput, NestedPageArgs, NotificationListArgs } from '.
 import { memberById } from '../members/member.loaders';
 import { deliveryPages, memberNotificationPages } from './notification.loaders';
 import { NotificationService } from './notification.service';
+import type { Parent } from '../../graphql/parent';
 
 export const NotificationPage = pageOf(Notification, 'Notification');
 export const NotificationDeliveryPage = pageOf(NotificationDelivery, 'NotificationDelivery');
@@ -46,7 +47,7 @@ export class NotificationResolver {
   }
 
   @FieldResolver(() => NotificationDeliveryPage, { description: 'One delivery per recipient once SENT; ordered by deliveredAt, then id.' })
-  deliveries(@Root() notification: Notification, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
+  deliveries(@Root() notification: Parent<Notification>, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
     return ctx.loaders.get(deliveryPages)(args).load(notification.id);
   }
 }
@@ -55,7 +56,7 @@ export class NotificationResolver {
 export class NotificationDeliveryResolver {
   @Authorized('members:read')
   @FieldResolver(() => Member, { nullable: true, description: 'The recipient (needs members:read).' })
-  member(@Root() delivery: NotificationDelivery, @Ctx() ctx: Context) {
+  member(@Root() delivery: Parent<NotificationDelivery>, @Ctx() ctx: Context) {
     return ctx.loaders.get(memberById).load(delivery.memberId);
   }
 }
@@ -65,7 +66,7 @@ export class NotificationDeliveryResolver {
 export class MemberNotificationsResolver {
   @Authorized('notifications:read')
   @FieldResolver(() => NotificationPage, { description: 'Notifications addressed to this member, oldest first (needs notifications:read).' })
-  notifications(@Root() member: Member, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
+  notifications(@Root() member: Parent<Member>, @Args(() => NestedPageArgs) args: NestedPageArgs, @Ctx() ctx: Context) {
     return ctx.loaders.get(memberNotificationPages)(args).load(member.id);
   }
 }

@@ -10,6 +10,7 @@ import {
   WebhookEndpointRef,
 } from './webhook.inputs';
 import { WebhookService } from './webhook.service';
+import type { Parent } from '../../graphql/parent';
 
 export const WebhookEndpointPage = pageOf(WebhookEndpoint, 'WebhookEndpoint');
 export const WebhookDeliveryPage = pageOf(WebhookDelivery, 'WebhookDelivery');
@@ -72,7 +73,7 @@ export class WebhookResolver {
 @Resolver(() => WebhookDelivery)
 export class WebhookDeliveryResolver {
   @FieldResolver(() => [WebhookDeliveryAttempt], { description: 'Every attempt of this delivery, oldest first.' })
-  async attemptLog(@Root() delivery: WebhookDelivery, @Community() communityId: string, @Ctx() ctx: Context): Promise<WebhookDeliveryAttempt[]> {
+  async attemptLog(@Root() delivery: Parent<WebhookDelivery>, @Community() communityId: string, @Ctx() ctx: Context): Promise<WebhookDeliveryAttempt[]> {
     const rows = await ctx.em.execute<{ attempted_at: Date; response_status: number | null; error: string | null; duration_ms: number }[]>(
       `select a.attempted_at, a.response_status, a.error, a.duration_ms from webhook_delivery_attempts a
          join webhook_deliveries d on d.id = a.delivery_id
