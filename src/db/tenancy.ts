@@ -362,9 +362,8 @@ function guard(connection: PgConnection, rowSecurity: boolean): void {
     }
     const base: QueryConfig = typeof config === 'string' ? { text: config } : (config as QueryConfig);
     const text = base?.text;
-    // Always pg's callback form, its callback made first (settlement): pg's promise form promotes the rows.
+    // pg's callback form, its callback made first (settlement); a Submittable (a cursor, pg's own Query) is pg's to answer as it is.
     const pass = () => {
-      // A Submittable (a cursor, pg's own Query) is pg's to answer: pg returns it as it is.
       if (callback || typeof (config as { submit?: unknown } | null)?.submit === 'function') return query(config, values, callback);
       const settled = settlement();
       query(config, values, settled.callback);

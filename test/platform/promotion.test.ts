@@ -48,8 +48,8 @@ describe('rows of a statement', () => {
     const perStatement = promotedPerStatement();
     const seen = JSON.stringify(perStatement);
     // 100 rows of four columns. The control, pg's own promise form, promoted about 30 KB a
-    // statement (Node 22 and 24); the service's ways 40-750 bytes (the tenant way's is its
-    // caches, not rows). A tenth of the control is the line.
+    // statement (Node 22 and 24); the service's ways 40-750 bytes, a few percent of one
+    // statement's rows. A tenth of the control is the line.
     expect(perStatement['pg-promise'], seen).toBeGreaterThan(15_000);
     for (const way of ['tenant', 'plain']) expect(perStatement[way], `${way}: ${seen}`).toBeLessThan(3_000);
   }, 120_000);
