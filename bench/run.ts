@@ -400,7 +400,7 @@ async function runScale(service: Server, dbUrl: string, seeded: Seeded, smallKey
       { url: service.url, key: smallKey, bigGroupId: seeded.bigGroupId, groupId: seeded.groupId, communityId: seeded.communityId },
       { url: service.url, key: largeKey, bigGroupId: large.bigGroupId, groupId: large.groupId, communityId: large.communityId },
       settings.scaleReps,
-      (path, target) => explainer.explain(path, target),
+      (c, target) => explainer.explain(c, target),
     );
     for (const r of report.results) log(`scale ${r.id}: p50 ${r.small.p50.toFixed(2)} / ${r.large.p50.toFixed(2)} ms (${r.ratio.toFixed(2)}x, paired ${r.paired.toFixed(2)}x); buffers ${r.statements.map((s) => `${s.small.buffers}/${s.large.buffers}`).join(', ')}`);
     return { ...report, seedSeconds: large.seconds, membersSeedSeconds: large.membersSeconds };

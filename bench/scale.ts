@@ -104,7 +104,13 @@ export interface ScaleCase {
   /** Goal: large / small p50 at most this. */
   limit: number;
   path: (s: { bigGroupId: string; groupId: string }) => string;
+  /** A create instead of a GET: the JSON body of one request (each one new: its identities are unique). */
+  post?: () => unknown;
 }
+
+/** Distinct identities for every create of a run, across both data sets and the explainer. */
+let creates = 0;
+const uniqueTag = () => `${process.pid}-${Date.now().toString(36)}-${++creates}`;
 
 export const SCALE_CASES: ScaleCase[] = [
   { id: 'groups', label: 'first page of groups (GET /groups)', limit: 1.2, path: () => '/api/v1/groups' },
@@ -112,7 +118,25 @@ export const SCALE_CASES: ScaleCase[] = [
   { id: 'memberships', label: "first page of the biggest group's memberships (GET /groups/{id}/memberships)", limit: 1.2, path: (s) => `/api/v1/groups/${s.bigGroupId}/memberships` },
   { id: 'group', label: 'one group (GET /groups/{id})', limit: 1.2, path: (s) => `/api/v1/groups/${s.groupId}` },
   { id: 'deepSkip', label: `members at skip=${DEEP_SKIP.toLocaleString('en')} (GET /members?skip=${DEEP_SKIP})`, limit: 2, path: () => `/api/v1/members?skip=${DEEP_SKIP}` },
+  // Its 409 check looks up the externalId and the address among the community's members
+  // (Migration20261128220000: under row-level security the address once read all of them).
+  {
+    id: 'createMember',
+    label: 'one member created (POST /members)',
+    limit: 1.2,
+    path: () => '/api/v1/members',
+    post: () => {
+      const tag = uniqueTag();
+      return { externalId: `scale-${tag}`, firstName: 'Scale', emailAddress: `scale-${tag}@example.org` };
+    },
+  },
 ];
+
+/** The request of a case: a GET, or a POST with a new body. */
+const requestOf = (c: ScaleCase, key: string): RequestInit =>
+  c.post
+    ? { method: 'POST', headers: { 'X-API-Key': key, 'content-type': 'application/json' }, body: JSON.stringify(c.post()) }
+    : { headers: { 'X-API-Key': key } };
 
 export interface ScaleStatement {
   sql: string;
@@ -161,14 +185,15 @@ export async function timeScale(
   small: ScaleTarget,
   large: ScaleTarget,
   reps: number,
-  explain: (path: string, target: ScaleTarget) => Promise<{ sql: string; buffers: number; ms: number; plan: string }[]>,
+  explain: (c: ScaleCase, target: ScaleTarget) => Promise<{ sql: string; buffers: number; ms: number; plan: string }[]>,
 ): Promise<Omit<ScaleReport, 'seedSeconds' | 'membersSeedSeconds'>> {
-  const get = async (t: ScaleTarget, path: string) => {
+  const get = async (t: ScaleTarget, c: ScaleCase) => {
+    const path = c.path(t);
     const t0 = performance.now();
-    const res = await fetch(`${t.url}${path}`, { headers: { 'X-API-Key': t.key } });
+    const res = await fetch(`${t.url}${path}`, requestOf(c, t.key));
     const body = (await res.json()) as { size?: number };
     const ms = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`bench scale ${path}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.status !== (c.post ? 201 : 200)) throw new Error(`bench scale ${path}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     return { ms, size: body.size ?? 1 };
   };
   const times = SCALE_CASES.map(() => ({ small: [] as number[], large: [] as number[], sizes: { small: 0, large: 0 } }));
@@ -177,7 +202,7 @@ export async function timeScale(
       const pair = r % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const);
       for (const which of pair) {
         const t = which === 'small' ? small : large;
-        const { ms, size } = await get(t, c.path(t));
+        const { ms, size } = await get(t, c);
         if (r < 0) continue; // unmeasured warm-up rounds
         times[k][which].push(ms);
         times[k].sizes[which] = size;
@@ -190,8 +215,8 @@ export async function timeScale(
     const paired = median(t.large.map((x, i) => x / t.small[i]));
     const s = [...t.small].sort((a, b) => a - b);
     const l = [...t.large].sort((a, b) => a - b);
-    const smallPlans = await explain(c.path(small), small);
-    const largePlans = await explain(c.path(large), large);
+    const smallPlans = await explain(c, small);
+    const largePlans = await explain(c, large);
     results.push({
       id: c.id,
       label: c.label,
@@ -262,8 +287,8 @@ export async function startExplainer(url: string, adminToken: string) {
   };
   return {
     url: base,
-    async explain(path: string, target: { key: string; communityId: string }) {
-      const call = () => fetch(base + path, { headers: { 'x-api-key': target.key } }).then((r) => r.text());
+    async explain(c: ScaleCase, target: ScaleTarget) {
+      const call = () => fetch(base + c.path(target), requestOf(c, target.key)).then((r) => r.text());
       await call(); // warm key cache: what is captured next is the request's own work
       captured.length = 0;
       knex.on('query', onQuery);

@@ -16,6 +16,7 @@ import { Migration20261125130000_member_search_text } from './Migration202611251
 import { Migration20261128010000_member_search_walk } from './Migration20261128010000_member_search_walk';
 import { Migration20261128020000_member_search_custom_plan } from './Migration20261128020000_member_search_custom_plan';
 import { Migration20261128030000_member_search_fallback_planned } from './Migration20261128030000_member_search_fallback_planned';
+import { Migration20261128220000_member_email_holders } from './Migration20261128220000_member_email_holders';
 
 /**
  * Applied in this order at start-up; add new migrations at the end. Each is literal SQL and
@@ -40,4 +41,5 @@ export const migrationsList = [
   { name: 'Migration20261128010000_member_search_walk', class: Migration20261128010000_member_search_walk },
   { name: 'Migration20261128020000_member_search_custom_plan', class: Migration20261128020000_member_search_custom_plan },
   { name: 'Migration20261128030000_member_search_fallback_planned', class: Migration20261128030000_member_search_fallback_planned },
+  { name: 'Migration20261128220000_member_email_holders', class: Migration20261128220000_member_email_holders },
 ];

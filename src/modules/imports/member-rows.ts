@@ -5,7 +5,7 @@ import { bound } from '../../db/write';
 import { lockGroups } from '../groups/group.lock';
 import { Member } from '../members/member.entity';
 import { appendMemberships, type NewMembership } from '../memberships/membership.create';
-import { memberIssues } from '../members/member.checks';
+import { EMAIL_HOLDERS, memberIssues } from '../members/member.checks';
 import type { MemberImportRow } from './import.inputs';
 import { countWrites, repeatsEarlierRow, RowIssues, writeByExternalId, writeRows, type BatchOutcome, type NumberedRow, type RunState } from './rows';
 
@@ -75,10 +75,8 @@ export async function applyMemberBatch(
   );
   const emailHolders = await bound<{ external_id: string | null; email: string }>(
     tx,
-    `select external_id, lower(email_address) as email from members
-      where community_id = ? and lower(email_address) = ${anyOf()}`,
+    EMAIL_HOLDERS,
     [communityId, arrayOf(emails.map((e) => e.toLowerCase()))],
-    'replan',
   );
   const current = new Map(existing.map((m) => [m.external_id, m]));
   const holder = new Map(emailHolders.map((h) => [h.email, h.external_id]));

@@ -1,4 +1,5 @@
 import { MEMBER } from '../../common/rules';
+import { anyOf } from '../../db/sql';
 import { Checks } from '../../common/validate';
 import type { FieldIssue } from '../../errors/app-error';
 import type { CreateMemberInput, UpdateMemberInput } from './member.inputs';
@@ -7,6 +8,24 @@ export const MAX_VALUE_LENGTH = MEMBER.fieldValue.max;
 
 const { pattern: EMAIL, ...EMAIL_LENGTH } = MEMBER.emailAddress;
 export const IDENTITY_FIELDS = ['externalId', 'firstName', 'lastName', 'emailAddress'] as const;
+
+/**
+ * The members of a community holding any of a list of lower-cased addresses (`external_id`,
+ * `email`); parameters: the community, the addresses' `arrayOf`. Through
+ * members_community_email_unique in `member_email_holders` (Migration20261128220000):
+ * `lower(email_address) = ...` is not leakproof, so under row-level security a plain
+ * statement read every member of the community.
+ */
+export const EMAIL_HOLDERS = 'select external_id, email from member_email_holders(?, ?::text[])';
+
+/**
+ * The members that already hold one of a create's externalIds or lower-cased addresses
+ * (`externalId`, `email`); parameters: the community and the externalIds' `arrayOf`, then
+ * EMAIL_HOLDERS's. One statement, each half through its unique index.
+ */
+export const TAKEN_IDENTITIES = `select external_id as "externalId", lower(email_address) as email from members
+  where community_id = ? and external_id = ${anyOf()}
+  union all ${EMAIL_HOLDERS}`;
 
 /**
  * Field-level rules of one member body (create or patch, or an import row), relative to

@@ -7,7 +7,7 @@ import { pageWindow, type Page } from '../../common/pagination';
 import { refWhere, type RecordRef } from '../../common/ref';
 import { mapUnique } from '../../common/unique';
 import { AppError, invalid, notFound, orNotFound, type FieldIssue } from '../../errors/app-error';
-import { batchDuplicateIssues, IDENTITY_FIELDS, memberIssues } from './member.checks';
+import { batchDuplicateIssues, IDENTITY_FIELDS, memberIssues, TAKEN_IDENTITIES } from './member.checks';
 import { lockGroups } from '../groups/group.lock';
 import { Member, MemberFieldValue } from './member.entity';
 import type { CreateMemberInput, CreateMembersInput, MemberListArgs, UpdateMemberInput } from './member.inputs';
@@ -208,10 +208,8 @@ export class MemberService {
     const emails = items.map((i) => i.emailAddress?.toLowerCase()).filter((v): v is string => v != null);
     if (!externalIds.length && !emails.length) return;
     const rows = await em.execute<{ externalId: string | null; email: string | null }[]>(
-      `select external_id as "externalId", lower(email_address) as email from members
-        where community_id = ?
-          and (external_id = ${anyOf()} or lower(email_address) = ${anyOf()})`,
-      [communityId, arrayOf(externalIds), arrayOf(emails)],
+      TAKEN_IDENTITIES,
+      [communityId, arrayOf(externalIds), communityId, arrayOf(emails)],
     );
     const usedIds = new Set(rows.map((r) => r.externalId));
     const usedEmails = new Set(rows.map((r) => r.email));

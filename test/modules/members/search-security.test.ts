@@ -9,6 +9,8 @@ import { SERVICE_ROLE } from '../../../src/db/tenancy';
 import { Member } from '../../../src/modules/members/member.entity';
 import { Group } from '../../../src/modules/groups/group.entity';
 import { memberFilters } from '../../../src/modules/members/member.service';
+import { EMAIL_HOLDERS, TAKEN_IDENTITIES } from '../../../src/modules/members/member.checks';
+import { arrayOf } from '../../../src/db/sql';
 import { groupFilters } from '../../../src/modules/groups/group.service';
 import { testDatabaseUrl } from '../../helpers/database';
 
@@ -101,10 +103,15 @@ async function asService<T>(community: string | null, work: () => Promise<T>): P
 
 /** The page's rows, and the rows its statement read from each table (as the service role). */
 async function page(entity: typeof Member | typeof Group, filters: LeanFilter[]) {
+  const { sql, params } = pageStatement(orm.em.fork(), entity as never, { communityId: a.communityId }, pageWindow({ limit: 20 }), undefined, filters);
+  return statement(sql, params);
+}
+
+/** A statement's rows (`?` placeholders) and the rows it read from each table, as the service role of community a. */
+async function statement(sql: string, params: unknown[]) {
   return asService(a.communityId, async () => {
     // A small table: ask for the plan an indexed one gets (a policy-blocked index stays blocked).
     await owner.query('set local enable_seqscan = off');
-    const { sql, params } = pageStatement(orm.em.fork(), entity as never, { communityId: a.communityId }, pageWindow({ limit: 20 }), undefined, filters);
     // The backend's counts not yet reported (earlier transactions' too): the difference is this statement's.
     const counts = async () => {
       const stats = await owner.query<{ relname: string; read: string }>(
@@ -115,7 +122,7 @@ async function page(entity: typeof Member | typeof Group, filters: LeanFilter[])
     };
     const before = await counts();
     let n = 0;
-    const rows = (await owner.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as { id: string; lastName?: string; name?: string }[];
+    const rows = (await owner.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as { id: string; lastName?: string; name?: string; [column: string]: unknown }[];
     const after = await counts();
     const read = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
     return { rows, read };
@@ -230,12 +237,35 @@ describe('search under row-level security reaches its indexes', () => {
   });
 });
 
+describe("a create's and an import batch's address checks reach members_community_email_unique", () => {
+  it('an import batch: 1,000 addresses, half of them held, read as the holders alone', async () => {
+    const addresses = Array.from({ length: 1000 }, (_, i) => (i % 2 ? `nobody${i}@example.org` : `user${i + 1}@example.org`));
+    const { rows, read } = await statement(EMAIL_HOLDERS, [a.communityId, arrayOf(addresses)]);
+    expect(rows).toHaveLength(500);
+    expect(rows.find((r) => r.email === 'user1@example.org')?.external_id).toBe('ext-1');
+    expect(read.members).toBeLessThanOrEqual(500);
+  });
+
+  it("a create's externalId and address: the two holders alone", async () => {
+    const { rows, read } = await statement(TAKEN_IDENTITIES, [a.communityId, arrayOf(['ext-7']), a.communityId, arrayOf(['user9@example.org'])]);
+    expect(rows).toEqual([{ externalId: 'ext-7', email: 'user7@example.org' }, { externalId: 'ext-9', email: 'user9@example.org' }]);
+    expect(read.members).toBeLessThan(10);
+  });
+
+  it(`the statement these replaced read all ${MEMBERS} members of the community (lower() is not leakproof)`, async () => {
+    const { rows, read } = await statement('select external_id from members where community_id = ? and lower(email_address) = any(?::text[])', [a.communityId, arrayOf(['user9@example.org'])]);
+    expect(rows).toHaveLength(1);
+    expect(read.members).toBeGreaterThanOrEqual(MEMBERS);
+  });
+});
+
 describe('the search functions hold to the community as the policies do', () => {
   const calls = (c: string) => [
     [`select count(*)::int as n from member_search_rows($1, '%${RARE}%')`, [c]],
     [`select count(*)::int as n from member_search_first($1, '%${RARE}%', 21)`, [c]],
     [`select count(*)::int as n from group_search_rows($1, '%${RARE}%')`, [c]],
     [`select count(*)::int as n from member_ids_by_email($1, 'user1234@example.org')`, [c]],
+    [`select count(*)::int as n from member_email_holders($1, '{user1234@example.org}')`, [c]],
   ] as const;
   const counts = async (c: string) => {
     const out: number[] = [];
@@ -244,21 +274,21 @@ describe('the search functions hold to the community as the policies do', () => 
   };
 
   it("its own community's matches; another community's or none: nothing", async () => {
-    expect(await asService(a.communityId, () => counts(a.communityId))).toEqual([1, 1, 1, 1]);
-    expect(await asService(a.communityId, () => counts(b.communityId))).toEqual([0, 0, 0, 0]);
-    expect(await asService(null, () => counts(a.communityId))).toEqual([0, 0, 0, 0]);
+    expect(await asService(a.communityId, () => counts(a.communityId))).toEqual([1, 1, 1, 1, 1]);
+    expect(await asService(a.communityId, () => counts(b.communityId))).toEqual([0, 0, 0, 0, 0]);
+    expect(await asService(null, () => counts(a.communityId))).toEqual([0, 0, 0, 0, 0]);
   });
 
   it("the owner's own work (no role switched, a role that passes row-level security) finds any community's", async () => {
-    expect(await counts(b.communityId)).toEqual([1, 1, 1, 1]);
+    expect(await counts(b.communityId)).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('PUBLIC cannot execute them', async () => {
     const { rows } = await owner.query<{ proname: string; acl: string }>(
       `select proname, proacl::text as acl from pg_proc where proname = any($1)`,
-      [['search_allowed', 'member_search_rows', 'member_search_first', 'group_search_rows', 'member_ids_by_email']],
+      [['search_allowed', 'member_search_rows', 'member_search_first', 'group_search_rows', 'member_ids_by_email', 'member_email_holders']],
     );
-    expect(rows).toHaveLength(5);
+    expect(rows).toHaveLength(6);
     for (const r of rows) expect(r.acl, r.proname).not.toMatch(/(^|[{,])=X/);
   });
 });
