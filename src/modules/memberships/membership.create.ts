@@ -32,12 +32,14 @@ async function loadMembers(em: EntityManager, communityId: string, items: Create
 }
 
 /** Existing memberships of the group that clash with the batch (member already in, externalId taken). */
-async function loadClashes(em: EntityManager, groupId: string, memberIds: string[], externalIds: string[]) {
+async function loadClashes(em: EntityManager, group: Group, memberIds: string[], externalIds: string[]) {
   const rows: { member_id: string; external_id: string | null }[] = memberIds.length || externalIds.length
     ? await bound<{ member_id: string; external_id: string | null }>(
         em,
-        `select member_id, external_id from group_memberships where group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
-        [groupId, arrayOf(memberIds), arrayOf(externalIds)],
+        // Both unique indexes lead with the community (under DB_ROW_SECURITY=off no policy adds it).
+        `select member_id, external_id from group_memberships
+          where community_id = ? and group_id = ? and (member_id = ${anyOf('uuid')} or external_id = ${anyOf()})`,
+        [group.communityId, group.id, arrayOf(memberIds), arrayOf(externalIds)],
         memberIds.length + externalIds.length > 1 ? 'replan' : 'cached',
       )
     : [];
@@ -96,7 +98,7 @@ export async function insertMemberships(
   });
   rejectInvalid(issues);
 
-  const clashes = await loadClashes(em, group.id, [...seenMember.keys()], [...seenExternal.keys()]);
+  const clashes = await loadClashes(em, group, [...seenMember.keys()], [...seenExternal.keys()]);
   const conflicts: FieldIssue[] = [];
   items.forEach((item, i) => {
     if (clashes.members.has(resolved[i].memberId)) {

@@ -56,9 +56,11 @@ function matchOrder(rows: { id: string; external_id: string | null }[], input: G
  * Only rows whose number changes are written (and get a new modifiedAt).
  */
 export async function reorder(em: EntityManager, group: Group, input: GroupMembershipsOrderInput): Promise<void> {
+  // The community leads every index of a group's memberships (without it, under
+  // DB_ROW_SECURITY=off, no policy adds it and this read every membership).
   const rows: { id: string; external_id: string | null }[] = await em.execute(
-    'select id, external_id from group_memberships where group_id = ?',
-    [group.id],
+    'select id, external_id from group_memberships where community_id = ? and group_id = ?',
+    [group.communityId, group.id],
   );
   const ordered = matchOrder(rows, input);
   if (!ordered.length) return;
@@ -66,8 +68,8 @@ export async function reorder(em: EntityManager, group: Group, input: GroupMembe
     em,
     `update group_memberships m set order_number = v.n, modified_at = ?::timestamptz
        from unnest(?::uuid[]) with ordinality as v(id, n)
-      where m.id = v.id and m.group_id = ? and m.order_number is distinct from v.n`,
-    [new Date().toISOString(), arrayOf(ordered), group.id],
+      where m.id = v.id and m.community_id = ? and m.group_id = ? and m.order_number is distinct from v.n`,
+    [new Date().toISOString(), arrayOf(ordered), group.communityId, group.id],
     'replan',
   );
 }

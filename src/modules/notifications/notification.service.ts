@@ -26,11 +26,11 @@ export const jobKeyOf = (notificationId: string) => `notification:${notification
  * Returns false when there was nothing to send (already sent, cancelled or gone).
  */
 export async function deliverNotification(em: EntityManager, notificationId: string, at = new Date()): Promise<boolean> {
-  const claimed = await em.execute(
-    `update notifications set status = 'SENT', sent_at = ?, modified_at = ? where id = ? and status = 'SCHEDULED' returning id`,
+  const [claimed] = await em.execute<{ community_id: string }[]>(
+    `update notifications set status = 'SENT', sent_at = ?, modified_at = ? where id = ? and status = 'SCHEDULED' returning community_id`,
     [at, at, notificationId],
   );
-  if (!claimed.length) return false;
+  if (!claimed) return false;
   // Time-ordered ids, as for every record (deliveries share deliveredAt; id breaks the tie).
   // Recipients only ever shrink (a member deleted), so the count read first covers them.
   const [{ n }] = await em.execute<{ n: string }[]>('select count(*) as n from notification_recipients where notification_id = ?', [notificationId]);
@@ -41,10 +41,12 @@ export async function deliverNotification(em: EntityManager, notificationId: str
      on conflict (community_id, notification_id, member_id) do nothing`,
     [arrayOf(orderedIds(Number(n))), at, notificationId],
   );
-  // Recipients deleted since creation received nothing: the count says who did.
+  // Recipients deleted since creation received nothing: the count says who did. The
+  // deliveries' index leads with the community: without it (a job runs as the owner, no policy
+  // adds it) the count read every community's deliveries.
   await em.execute(
-    `update notifications set receivers_count = (select count(*) from notification_deliveries where notification_id = ?) where id = ?`,
-    [notificationId, notificationId],
+    `update notifications set receivers_count = (select count(*) from notification_deliveries where community_id = ? and notification_id = ?) where id = ?`,
+    [claimed.community_id, notificationId, notificationId],
   );
   return true;
 }
