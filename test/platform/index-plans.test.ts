@@ -65,7 +65,19 @@ async function traffic() {
     await sleep(100);
   }
   expect((await api('get', `/import_jobs/${job.id}`).expect(200)).body).toMatchObject({ status: 'COMPLETED', failed: 0 });
+  const field = (await api('post', '/additional_fields').send({ name: 'City', type: 'TEXT' }).expect(201)).body;
+  await api('post', '/members').send({ externalId: 'm8', additionalFields: [{ id: field.id, value: 'Oslo' }] }).expect(201);
+  await api('patch', '/members/m8?key=externalId').send({ additionalFields: [{ id: field.id, value: 'Bergen' }] }).expect(204);
+  await api('get', `/members?field.${field.id}=Bergen`).expect(200);
+  await api('get', '/members/m8?key=externalId').expect(200);
+  await api('patch', `/groups/${group.id}/memberships/gm1?key=externalId`).send({ title: 'Captain' }).expect(204);
+  await api('get', `/groups/${group.id}/memberships/gm1?key=externalId`).expect(200);
+  await api('delete', `/groups/${group.id}/memberships/gm2?key=externalId`).expect(204);
+  await api('post', '/groups').set('Idempotency-Key', 'plans-1').send({ name: 'Once' }).expect(201);
+  await api('post', '/groups').set('Idempotency-Key', 'plans-1').send({ name: 'Once' }).expect(201);
+  await api('get', '/events?limit=50').expect(200);
   await api('delete', '/members/m4?key=externalId').expect(204);
+  await api('delete', '/groups/go?key=externalId').expect(204);
 }
 
 /** The statement's plan as the owner, its `?` or `$n` parameters given as literals (EXECUTE of a PREPAREd text). */
