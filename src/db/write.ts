@@ -27,15 +27,34 @@ export async function insertRecords<T extends TenantRecord>(
   const defaults = Object.fromEntries(cols.map((c) => [c.prop, template[c.prop]]));
   const records = items.map((values, i) => record(entity, { ...defaults, ...values, id: ids[i], communityId, createdAt: now, modifiedAt: now }));
   // The rows travel as one JSON parameter: a 1,000-row import batch is one short statement.
-  const rows = records.map((r) => Object.fromEntries(cols.map((c) => [c.name, (r as Record<string, unknown>)[c.prop] ?? null])));
   const names = cols.map((c) => `"${c.name}"`).join(', ');
   await bound(
     em,
     `insert into "${tableOf(em, entity)}" (${names})
      select ${names} from jsonb_to_recordset(?::jsonb) as v(${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})`,
-    [JSON.stringify(rows)],
+    [jsonRows(cols, records, now)],
   );
   return records;
+}
+
+/**
+ * The JSON of `records` as rows of `cols` (column names, null for what is missing). Dates go as
+ * their ISO text, `now` formatted once: JSON.stringify calls each Date's toJSON itself, which
+ * was 3.9 of the 4.6 ms of stringifying 1,000 member rows (two stamps a row); building each row
+ * with a loop instead of Object.fromEntries, 1.8 to 0.5 ms.
+ */
+function jsonRows(cols: Column[], records: readonly object[], now: Date): string {
+  const stamp = now.toISOString();
+  return JSON.stringify(
+    records.map((r) => {
+      const row: Record<string, unknown> = {};
+      for (const c of cols) {
+        const v = (r as Record<string, unknown>)[c.prop];
+        row[c.name] = v === now ? stamp : v instanceof Date ? v.toJSON() : (v ?? null);
+      }
+      return row;
+    }),
+  );
 }
 
 /**
@@ -105,7 +124,7 @@ export async function updateByExternalId<T extends TenantRecord & { externalId?:
       where t.community_id = ? and t."${ext.name}" = v."${ext.name}"
         and (${set.map((c) => `t."${c.name}"`).join(', ')}) is distinct from (${set.map((c) => `v."${c.name}"`).join(', ')})
       returning t."${ext.name}" as external_id`,
-    [now, JSON.stringify(rows.map((r) => Object.fromEntries(cols.map((c) => [c.name, (r as Record<string, unknown>)[c.prop] ?? null])))), communityId],
+    [now, jsonRows(cols, rows, now), communityId],
     'replan',
   );
   return written.map((w) => w.external_id);
