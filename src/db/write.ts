@@ -65,7 +65,7 @@ function jsonRows(cols: Column[], records: readonly object[], now: Date): string
  * the 10,000 ids of a reorder that was 3% of the service's CPU during an import, and
  * PostgreSQL then scanned the literal. And a text new at every call is parsed and planned at
  * every call, row-level security's policies included: a single create outside a transaction
- * (POST /groups) paid that on each request (docs/performance.md, "Row-level security").
+ * (POST /groups) paid that on each request (docs/performance.md, "Decisions", Writes).
  * `replan` (a statement over a set of rows: lookups of an import batch or a bulk, a reorder):
  * planned for its values at every call instead (prepared.ts says why).
  */

@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * it was checked after the policy and never became an index condition: every member create
  * (the 409 check of its externalId and address) and every import batch (the addresses of its
  * 1,000 rows) read each member of the community, 57 ms at 200,000 members and growing with
- * them (docs/performance.md, "Row-level security"). As `member_ids_by_email`
+ * them (docs/performance.md, "Cost does not grow with the data"). As `member_ids_by_email`
  * (Migration20261125070000): the index work runs with the owner's rights (SECURITY DEFINER, a
  * fixed search_path), and the function checks the community itself, exactly as the policies
  * do (`search_allowed`); any other call returns no row.
