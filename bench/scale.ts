@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config';
 import { SERVICE_ROLE } from '../src/db/tenancy';
 import { listen, startRuntime } from '../src/runtime';
 import { median } from './load';
+import { preparedText } from './prepared-text';
 import { SEARCH_COMMUNITY, seedSearch } from './search';
 import { SIZES } from './seed';
 
@@ -240,9 +240,6 @@ export async function timeScale(
   };
 }
 
-/** pg's own text form of a parameter (what it sends for `$n`), for the literals of EXECUTE. */
-const { prepareValue } = createRequire(__filename)('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
-
 /**
  * The statements a request runs, captured from an in-process service (MikroORM's knex `query`
  * events, as test/helpers/sql-count.ts counts them, with their parameters), each explained as
@@ -261,19 +258,12 @@ export async function startExplainer(url: string, adminToken: string) {
   await db.connect();
   let n = 0;
   const explainOne = async (sql: string, bindings: unknown[], communityId: string) => {
-    let k = 0;
-    const text = /\$1\b/.test(sql) ? sql : sql.replace(/\?/g, () => `$${++k}`);
-    const args = bindings.map((v) => {
-      const x = prepareValue(v);
-      return x === null || x === undefined ? 'null' : db.escapeLiteral(String(x));
-    });
-    const name = `scale_${++n}`;
-    const execute = `execute ${name}${args.length ? `(${args.join(', ')})` : ''}`;
+    const { text, prepare, execute } = preparedText(`scale_${++n}`, sql, bindings, (x) => db.escapeLiteral(x));
     await db.query('begin');
     try {
       await db.query(`set local role ${SERVICE_ROLE}`);
       await db.query(`select set_config('app.community_id', $1, true)`, [communityId]);
-      await db.query(`prepare ${name} as ${text}`);
+      await db.query(prepare);
       for (let i = 0; i < 5; i++) await db.query(execute);
       const res = await db.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers, costs off, timing off) ${execute}`);
       const plan = res.rows.map((r) => r['QUERY PLAN']).join('\n');

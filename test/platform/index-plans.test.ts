@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from 'pg';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { testDatabaseUrl } from '../helpers/database';
 import { sleep } from '../helpers/jobs';
+import { preparedText } from '../../bench/prepared-text';
 
 /**
  * Every statement a mix of requests and jobs sends (captured from MikroORM's knex `query`
@@ -16,9 +16,6 @@ import { sleep } from '../helpers/jobs';
  * Found this way: a group's memberships before a reorder, a bulk's clash check, and the
  * count of a notification's deliveries (2026-11-28).
  */
-
-/** pg's own text form of a parameter (what it sends for `$n`), for the literals of EXECUTE. */
-const { prepareValue } = createRequire(__filename)('pg/lib/utils') as { prepareValue(value: unknown): string | Buffer | null };
 
 interface Captured {
   sql: string;
@@ -82,18 +79,13 @@ async function traffic() {
 
 /** The statement's plan as the owner, its `?` or `$n` parameters given as literals (EXECUTE of a PREPAREd text). */
 async function planOf(c: Captured, n: number): Promise<PlanNode> {
-  let k = 0;
-  const text = /\$1\b/.test(c.sql) ? c.sql : c.sql.replace(/\?/g, () => `$${++k}`);
-  const args = c.bindings.map((v) => {
-    const x = prepareValue(v);
-    return x === null || x === undefined ? 'null' : owner.escapeLiteral(String(x));
-  });
+  const { prepare, execute } = preparedText(`plan_${n}`, c.sql, c.bindings, (x) => owner.escapeLiteral(x));
   await owner.query('begin');
   try {
     // Small tables: ask for the plan a large one gets.
     await owner.query('set local enable_seqscan = off');
-    await owner.query(`prepare plan_${n} as ${text}`);
-    const { rows } = await owner.query(`explain (format json) execute plan_${n}${args.length ? `(${args.join(', ')})` : ''}`);
+    await owner.query(prepare);
+    const { rows } = await owner.query(`explain (format json) ${execute}`);
     return (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
   } finally {
     await owner.query('rollback');
