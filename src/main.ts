@@ -21,7 +21,7 @@ async function main() {
     server.headersTimeout = 66_000;
     server.requestTimeout = 30_000;
     runtime = await startRuntime(config, url, {
-      worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds },
+      worker: { concurrency: config.jobConcurrency, staleSeconds: config.jobStaleSeconds, statisticsSeconds: config.statisticsRefreshSeconds },
     });
     const metrics = runtime.metrics;
     if (metrics && config.metricsPort !== undefined) {

@@ -4,6 +4,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
 import type { RuntimeState } from '../state';
 import { WorkerLiveness } from './liveness';
+import { StatisticsRefresher } from './statistics';
 import type { Metrics } from '../observability/metrics';
 import { inJobSpan, traceCarrier } from '../observability/spans';
 import { asOwner } from '../db/tenancy';
@@ -34,6 +35,8 @@ export interface QueueOptions {
   staleSeconds?: number;
   /** Recurring tasks (graphile-worker cron; fired once per slot however many instances run). */
   schedules?: CronItem[];
+  /** Seconds between two looks for tables whose statistics are stale (default 2; 0: never). See statistics.ts. */
+  statisticsSeconds?: number;
 }
 
 export interface JobQueue {
@@ -109,11 +112,15 @@ export async function startQueue(
     throw err;
   }
   liveness.start();
+  const seconds = opts.statisticsSeconds ?? 2;
+  const statistics = seconds > 0 ? new StatisticsRefresher(pool, deps.logger, seconds * 1000) : undefined;
+  statistics?.start();
   let stopped: Promise<void> | undefined;
   return {
     stop() {
       stopped ??= runner
         .stop()
+        .then(() => statistics?.stop())
         .then(() => liveness.stop())
         .finally(() => pool.end());
       return stopped;

@@ -1,0 +1,94 @@
+import type { Pool } from 'pg';
+import type { Logger } from '../logger';
+
+/**
+ * The tables whose statistics no longer describe them: a table that holds pages but was never
+ * analyzed, or that has grown by a fifth (and 8 pages) since its last ANALYZE. Its page count
+ * now (`pg_relation_size`, exact at once, unlike the statistics collector's row counts) against
+ * the `relpages` that ANALYZE recorded. Tables of the service's schema only.
+ */
+export const GROWN_TABLES = `select c.relname as "table"
+   from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = current_schema() and c.relkind = 'r'
+    and pg_relation_size(c.oid) / current_setting('block_size')::int
+        >= case when c.reltuples < 0 then 1 else c.relpages * 1.2 + 8 end
+  order by 1`;
+
+/** One instance analyzes at a time (a transaction-scoped advisory lock); the others skip that round. */
+const LOCK = `select pg_try_advisory_xact_lock(hashtext('community_api.refresh_statistics')) as "held"`;
+
+/**
+ * ANALYZE of the tables that grew since their statistics were taken, every few seconds
+ * (docs/performance.md, "Statistics of a growing database"). PostgreSQL makes its plans from
+ * those statistics and keeps them: a connection's named statements, PL/pgSQL's statements in
+ * the event triggers, and its own foreign-key checks. Autovacuum refreshes statistics only
+ * after its nap (a minute) and a tenth of the table, so in a young database the plans made
+ * while the tables were nearly empty stayed in use while a community grew to thousands of
+ * members: each foreign-key check of a member's additional field value then took a
+ * community-only index with the id as a filter, a walk of the whole community per row, and a
+ * bulk of 1,000 members went from 190 ms in a community of 1,000 to 1,190 ms in one of 10,000.
+ * ANALYZE also invalidates those plans, so every connection plans again from the new
+ * statistics. Once a table's statistics describe it, only growth by a fifth analyzes it again:
+ * for a large table, rarely, and then about 0.1-0.3 s of sampled reads off the request path.
+ *
+ * Runs with the queue's connections, as the owner (ANALYZE needs the table's owner), on every
+ * instance that runs a worker; requests never wait for it. A round that cannot take a table's
+ * lock within a second (autovacuum working on it) leaves that table to the next round.
+ */
+export class StatisticsRefresher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+    private readonly everyMs: number,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      this.running ??= this.refresh()
+        .then(() => undefined)
+        .catch((err) => this.logger.warn({ err: (err as Error).message }, 'statistics refresh failed'))
+        .finally(() => (this.running = undefined));
+    };
+    this.timer = setInterval(tick, this.everyMs);
+    this.timer.unref();
+  }
+
+  /** One round: the tables analyzed (none when another instance holds the round, or none grew). */
+  async refresh(): Promise<string[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(`set local lock_timeout = '1s'`);
+      const done: string[] = [];
+      if ((await client.query<{ held: boolean }>(LOCK)).rows[0].held) {
+        for (const { table } of (await client.query<{ table: string }>(GROWN_TABLES)).rows) {
+          await client.query('savepoint one');
+          try {
+            await client.query(`analyze "${table.replaceAll('"', '""')}"`);
+            await client.query('release savepoint one');
+            done.push(table);
+          } catch (err) {
+            await client.query('rollback to savepoint one');
+            this.logger.debug({ table, err: (err as Error).message }, 'statistics refresh skipped a table');
+          }
+        }
+      }
+      await client.query('commit');
+      if (done.length) this.logger.info({ tables: done }, 'statistics refreshed');
+      return done;
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
