@@ -19,19 +19,21 @@ import { compileRoutes } from '../../src/rest/compile';
 import { routes } from '../../src/rest/routes';
 
 /**
- * compileDocument (src/graphql/jit.ts) has graphql-js coerce a request's variables before
- * graphql-jit runs: a variable graphql-js refuses never reaches a resolver, and is answered
- * with graphql-js's errors (message, node: BAD_USER_INPUT). Checked here for the variables of
- * every REST route's document, with values built from each variable's type, mostly valid and
- * sometimes broken (a wrong scalar, null, a missing or unknown field, an out-of-range Int, a
- * bare value for a list, a list for an input object). No resolver does real work: the context
- * is empty, so an accepted request fails in its resolvers, with data.
+ * compileDocument (src/graphql/jit.ts) coerces a request's variables once, with graphql-jit's
+ * compiled parser, and asks graphql-js only when graphql-jit refuses them: a variable
+ * graphql-js refuses never reaches a resolver, and is answered with graphql-js's errors
+ * (message, node: BAD_USER_INPUT); a variable graphql-js accepts is executed. Checked here for
+ * the variables of every REST route's document, with values built from each variable's type,
+ * mostly valid and sometimes broken (a wrong scalar, null, a missing or unknown field, an
+ * out-of-range Int, a bare value for a list, a list for an input object). No resolver does
+ * real work: the context is empty, so an accepted request fails in its resolvers, with data.
  *
- * Why graphql-js and not graphql-jit's own compiled check alone (it runs too, and would save
- * 1.5% of the facade's CPU): this property, run against a compileDocument that asked graphql-js
- * only after graphql-jit refused, found values graphql-jit accepts and graphql-js refuses,
- * e.g. `{ "filter": [] }` for `getGroups` (a list where an input object is expected), which
- * would then reach the resolvers.
+ * This property is what keeps graphql-jit's parser to graphql-js's rules. Run against
+ * graphql-jit 0.8.9 as published it found two differences, both patched
+ * (patches/graphql-jit+0.8.9.patch): graphql-jit took a list for an input object (`{ "filter":
+ * [] }` for `getGroups` reached the resolvers), and it refused a required input field left out
+ * that has a default (`sort: [{ field: createdAt }]`, where graphql-js takes direction ASC).
+ * Wider runs (3,000 values a document, random seeds, three times) found no other.
  */
 const schema = buildSchema();
 
