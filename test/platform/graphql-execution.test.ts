@@ -32,6 +32,10 @@ describe('GraphQL execution through graphql-jit', () => {
       { query: 'query Two { a: groups(limit: 1) { size } b: groups(limit: 2) { size } } query Other { groups { size } }', operationName: 'Two' },
       { query: 'mutation { createGroup(input: { name: "Twin", externalId: "jit-1" }) { id } }' },
       { query: 'query($l: Int) { groups(limit: $l) { size } }', variables: { l: 'many' } },
+      // A required input field with a default, left out: graphql-jit 0.8.9 refused it once compiled (patched).
+      { query: 'query($s: [GroupSort!]) { groups(sort: $s) { results { name } } }', variables: { s: [{ field: 'name' }] } },
+      // A list for an input object: graphql-jit 0.8.9 took it for an object with no fields (patched).
+      { query: 'query($s: [GroupSort!]) { groups(sort: $s) { results { name } } }', variables: { s: [[]] } },
     ];
     for (const body of requests) {
       for (let i = 0; i < 3; i++) {
