@@ -14,8 +14,8 @@ export const GROWN_TABLES = `select c.relname as "table"
         >= case when c.reltuples < 0 then 1 else c.relpages * 1.2 + 8 end
   order by 1`;
 
-/** One instance analyzes at a time (a transaction-scoped advisory lock); the others skip that round. */
-const LOCK = `select pg_try_advisory_xact_lock(hashtext('community_api.refresh_statistics')) as "held"`;
+/** One instance analyzes at a time (a session advisory lock, released at the round's end); the others skip that round. */
+const LOCK_KEY = `hashtext('community_api.refresh_statistics')`;
 
 /**
  * ANALYZE of the tables that grew since their statistics were taken, every few seconds
@@ -32,8 +32,9 @@ const LOCK = `select pg_try_advisory_xact_lock(hashtext('community_api.refresh_s
  * for a large table, rarely, and then about 0.1-0.3 s of sampled reads off the request path.
  *
  * Runs with the queue's connections, as the owner (ANALYZE needs the table's owner), on every
- * instance that runs a worker; requests never wait for it. A round that cannot take a table's
- * lock within a second (autovacuum working on it) leaves that table to the next round.
+ * instance that runs a worker; requests never wait for it. Each table is analyzed in its own
+ * transaction, `SKIP_LOCKED`: a table autovacuum is working on is left to the next round, at
+ * once, and never waited for (a wait past `deadlock_timeout` would cancel autovacuum's vacuum).
  */
 export class StatisticsRefresher {
   private timer: NodeJS.Timeout | undefined;
@@ -59,31 +60,32 @@ export class StatisticsRefresher {
   /** One round: the tables analyzed (none when another instance holds the round, or none grew). */
   async refresh(): Promise<string[]> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
-      await client.query('begin');
-      await client.query(`set local lock_timeout = '1s'`);
-      const done: string[] = [];
-      if ((await client.query<{ held: boolean }>(LOCK)).rows[0].held) {
-        for (const { table } of (await client.query<{ table: string }>(GROWN_TABLES)).rows) {
-          await client.query('savepoint one');
+      if (!(await client.query<{ held: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as "held"`)).rows[0].held) return [];
+      try {
+        const grown = async () => (await client.query<{ table: string }>(GROWN_TABLES)).rows.map((r) => r.table);
+        const before = await grown();
+        for (const table of before) {
           try {
-            await client.query(`analyze "${table.replaceAll('"', '""')}"`);
-            await client.query('release savepoint one');
-            done.push(table);
+            await client.query(`analyze (skip_locked) "${table.replaceAll('"', '""')}"`);
           } catch (err) {
-            await client.query('rollback to savepoint one');
             this.logger.debug({ table, err: (err as Error).message }, 'statistics refresh skipped a table');
           }
         }
+        const left = new Set(before.length ? await grown() : []);
+        const done = before.filter((t) => !left.has(t));
+        if (done.length) this.logger.info({ tables: done }, 'statistics refreshed');
+        return done;
+      } finally {
+        await client.query(`select pg_advisory_unlock(${LOCK_KEY})`);
       }
-      await client.query('commit');
-      if (done.length) this.logger.info({ tables: done }, 'statistics refreshed');
-      return done;
     } catch (err) {
-      await client.query('rollback').catch(() => undefined);
+      broken = err as Error;
       throw err;
     } finally {
-      client.release();
+      // A connection whose unlock may not have run is closed, not handed back holding the lock.
+      client.release(broken);
     }
   }
 
