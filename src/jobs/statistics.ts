@@ -5,11 +5,12 @@ import type { Logger } from '../logger';
  * The tables whose statistics no longer describe them: a table that holds pages but was never
  * analyzed, or that has grown by a fifth (and 8 pages) since its last ANALYZE. Its page count
  * now (`pg_relation_size`, exact at once, unlike the statistics collector's row counts) against
- * the `relpages` that ANALYZE recorded. Tables of the service's schema only.
+ * the `relpages` that ANALYZE recorded. Tables of the service's schema that this role owns
+ * (ANALYZE would skip any other, with a warning, at every round).
  */
 export const GROWN_TABLES = `select c.relname as "table"
    from pg_class c join pg_namespace n on n.oid = c.relnamespace
-  where n.nspname = current_schema() and c.relkind = 'r'
+  where n.nspname = current_schema() and c.relkind = 'r' and pg_has_role(c.relowner, 'USAGE')
     and pg_relation_size(c.oid) / current_setting('block_size')::int
         >= case when c.reltuples < 0 then 1 else c.relpages * 1.2 + 8 end
   order by 1`;
