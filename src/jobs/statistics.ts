@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 
 /**
  * The tables whose statistics no longer describe them: a table that holds pages but was never
- * analyzed, or that has grown by a fifth (and 8 pages) since its last ANALYZE. Its page count
+ * analyzed, or that has doubled (and 8 pages more) since its last ANALYZE. Its page count
  * now (`pg_relation_size`, exact at once, unlike the statistics collector's row counts) against
  * the `relpages` that ANALYZE recorded. Tables of the service's schema that this role owns
  * (ANALYZE would skip any other, with a warning, at every round).
@@ -12,7 +12,7 @@ export const GROWN_TABLES = `select c.relname as "table"
    from pg_class c join pg_namespace n on n.oid = c.relnamespace
   where n.nspname = current_schema() and c.relkind = 'r' and pg_has_role(c.relowner, 'USAGE')
     and pg_relation_size(c.oid) / current_setting('block_size')::int
-        >= case when c.reltuples < 0 then 1 else c.relpages * 1.2 + 8 end
+        >= case when c.reltuples < 0 then 1 else c.relpages * 2 + 8 end
   order by 1`;
 
 /** One instance analyzes at a time (a session advisory lock, released at the round's end); the others skip that round. */
@@ -29,7 +29,7 @@ const LOCK_KEY = `hashtext('community_api.refresh_statistics')`;
  * community-only index with the id as a filter, a walk of the whole community per row, and a
  * bulk of 1,000 members went from 190 ms in a community of 1,000 to 1,190 ms in one of 10,000.
  * ANALYZE also invalidates those plans, so every connection plans again from the new
- * statistics. Once a table's statistics describe it, only growth by a fifth analyzes it again:
+ * statistics. Once a table's statistics describe it, only doubling analyzes it again:
  * for a large table, rarely, and then about 0.1-0.3 s of sampled reads off the request path.
  *
  * Runs with the queue's connections, as the owner (ANALYZE needs the table's owner), on every
