@@ -30,7 +30,7 @@ const LOCK_KEY = `hashtext('community_api.refresh_statistics')`;
  * bulk of 1,000 members went from 190 ms in a community of 1,000 to 1,190 ms in one of 10,000.
  * ANALYZE also invalidates those plans, so every connection plans again from the new
  * statistics. Once a table's statistics describe it, only doubling analyzes it again:
- * for a large table, rarely, and then about 0.1-0.3 s of sampled reads off the request path.
+ * for a large table, rarely, and then a sample of at most 30,000 rows read off the request path.
  *
  * Runs with the queue's connections, as the owner (ANALYZE needs the table's owner), on every
  * instance that runs a worker; requests never wait for it. Each table is analyzed in its own
