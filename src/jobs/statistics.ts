@@ -39,7 +39,7 @@ const LOCK_KEY = `hashtext('community_api.refresh_statistics')`;
  */
 export class StatisticsRefresher {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private running: Promise<unknown> | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -50,7 +50,6 @@ export class StatisticsRefresher {
   start(): void {
     const tick = () => {
       this.running ??= this.refresh()
-        .then(() => undefined)
         .catch((err) => this.logger.warn({ err: (err as Error).message }, 'statistics refresh failed'))
         .finally(() => (this.running = undefined));
     };

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Pool } from 'pg';
 import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { testDatabaseUrl } from '../helpers/database';
+import { asServiceRole, rowsRead } from '../helpers/service-role';
 import { sleep } from '../helpers/jobs';
 import { GROWN_TABLES, StatisticsRefresher } from '../../src/jobs/statistics';
 import { MEMBER_FIELD_VALUES } from '../../src/modules/members/member.loaders';
-import { SERVICE_ROLE } from '../../src/db/tenancy';
 import { arrayOf } from '../../src/db/sql';
 import { createLogger } from '../../src/logger';
 
@@ -40,32 +40,9 @@ const logger = createLogger('silent');
 
 const api = (method: 'get' | 'post', path: string) => app.http[method](`/api/v1${path}`).set('X-API-Key', t.key);
 
-/** Rows read from each table by `work` on the owner's connection (this transaction's own counts). */
-async function rowsRead(work: () => Promise<unknown>): Promise<Record<string, number>> {
-  const counts = async () => {
-    const { rows } = await owner.query<{ relname: string; read: string }>(
-      `select relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) as read from pg_stat_xact_user_tables where relname = any($1)`,
-      [['members', 'member_field_values']],
-    );
-    return Object.fromEntries(rows.map((r) => [r.relname, Number(r.read)]));
-  };
-  const before = await counts();
-  await work();
-  const after = await counts();
-  return Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)]));
-}
-
 /** `work` as the service role of t's community (row-level security on), rolled back. */
-async function asService<T>(work: () => Promise<T>): Promise<T> {
-  await owner.query('begin');
-  try {
-    await owner.query(`set local role ${SERVICE_ROLE}`);
-    await owner.query(`select set_config('app.community_id', $1, true)`, [t.communityId]);
-    return await work();
-  } finally {
-    await owner.query('rollback');
-  }
-}
+const asService = <T>(work: () => Promise<T>): Promise<T> => asServiceRole(owner, t.communityId, work);
+const TABLES = ['members', 'member_field_values'];
 
 /** EXECUTE of a prepared statement, its arguments as literals (EXECUTE takes no bound parameters). */
 const execute = (name: string, ...args: string[]) => owner.query(`execute ${name}(${args.map((a) => owner.escapeLiteral(a)).join(', ')})`);
@@ -103,12 +80,11 @@ describe('plans made while the database was young', () => {
   it('a page reads only its members values; the former statement, planned alike, walked the community', async () => {
     const page = (await api('get', '/members?limit=20').expect(200)).body.results.map((m: { id: string }) => m.id);
     const ids = arrayOf(page);
-    let rows: { value: string }[] = [];
-    const read = await asService(() => rowsRead(async () => (rows = (await execute('page_values', ids, t.communityId)).rows)));
+    const { result: rows, read } = await asService(() => rowsRead(owner, TABLES, async () => (await execute('page_values', ids, t.communityId)).rows));
     expect(rows).toHaveLength(20);
     expect(read.members).toBe(0);
     expect(read.member_field_values).toBeLessThanOrEqual(40);
-    const former = await asService(() => rowsRead(() => execute('former_values', t.communityId, ids)));
+    const { read: former } = await asService(() => rowsRead(owner, TABLES, () => execute('former_values', t.communityId, ids)));
     expect(former.members + former.member_field_values).toBeGreaterThanOrEqual(MEMBERS);
   });
 

@@ -5,7 +5,6 @@ import { startTestApp, type TestApp, type Tenant } from '../../helpers/app';
 import { openOrm } from '../../../src/db/orm';
 import { pageStatement, TEXT_WALK_ROWS, type LeanFilter } from '../../../src/db/lean';
 import { pageWindow } from '../../../src/common/pagination';
-import { SERVICE_ROLE } from '../../../src/db/tenancy';
 import { Member } from '../../../src/modules/members/member.entity';
 import { Group } from '../../../src/modules/groups/group.entity';
 import { memberFilters } from '../../../src/modules/members/member.service';
@@ -13,6 +12,7 @@ import { EMAIL_HOLDERS, TAKEN_IDENTITIES } from '../../../src/modules/members/me
 import { arrayOf } from '../../../src/db/sql';
 import { groupFilters } from '../../../src/modules/groups/group.service';
 import { testDatabaseUrl } from '../../helpers/database';
+import { asServiceRole, rowsRead } from '../../helpers/service-role';
 
 /**
  * Under row-level security a condition that is not LEAKPROOF (ILIKE, lower(), md5() of a
@@ -90,16 +90,7 @@ afterAll(async () => {
 });
 
 /** Runs `work` as the service role with `community` set (or none), then rolls back. */
-async function asService<T>(community: string | null, work: () => Promise<T>): Promise<T> {
-  await owner.query('begin');
-  try {
-    await owner.query(`set local role ${SERVICE_ROLE}`);
-    if (community) await owner.query(`select set_config('app.community_id', $1, true)`, [community]);
-    return await work();
-  } finally {
-    await owner.query('rollback');
-  }
-}
+const asService = <T>(community: string | null, work: () => Promise<T>): Promise<T> => asServiceRole(owner, community, work);
 
 /** The page's rows, and the rows its statement read from each table (as the service role). */
 async function page(entity: typeof Member | typeof Group, filters: LeanFilter[]) {
@@ -112,19 +103,10 @@ async function statement(sql: string, params: unknown[]) {
   return asService(a.communityId, async () => {
     // A small table: ask for the plan an indexed one gets (a policy-blocked index stays blocked).
     await owner.query('set local enable_seqscan = off');
-    // The backend's counts not yet reported (earlier transactions' too): the difference is this statement's.
-    const counts = async () => {
-      const stats = await owner.query<{ relname: string; read: string }>(
-        `select relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) as read from pg_stat_xact_user_tables where relname = any($1)`,
-        [['members', 'member_field_values', 'groups']],
-      );
-      return Object.fromEntries(stats.rows.map((r) => [r.relname, Number(r.read)]));
-    };
-    const before = await counts();
     let n = 0;
-    const rows = (await owner.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as { id: string; lastName?: string; name?: string; [column: string]: unknown }[];
-    const after = await counts();
-    const read = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+    const { result: rows, read } = await rowsRead(owner, ['members', 'member_field_values', 'groups'], async () =>
+      (await owner.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as { id: string; lastName?: string; name?: string; [column: string]: unknown }[],
+    );
     return { rows, read };
   });
 }
