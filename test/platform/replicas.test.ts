@@ -20,6 +20,16 @@ import { sleep } from '../helpers/jobs';
  * events feed paged on the lagging replica.
  */
 const ADMIN = 'replica-test-operator-token-0123';
+
+/** True once `what` holds, checked every 20 ms; false after `ms`. */
+async function until(what: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await what()) return true;
+    await sleep(20);
+  }
+  return false;
+}
 let db: Replicated;
 let services: ServiceProcess[] = [];
 let s1: string;
@@ -232,6 +242,9 @@ describe('in process: the transaction layer and the Redis position store', () =>
       const em = runtime.orm.em.fork() as unknown as EntityManager;
       const recovery = (tem: EntityManager) => tem.execute<{ r: boolean }[]>('select pg_is_in_recovery() as r').then((rows) => rows[0].r);
       expect(await readTransaction(em, recovery)).toBe(false);
+      // The replica gets reads once a poll finds it well: the first poll, made at start on a
+      // loaded machine, may time out (500 ms), and the read would then rightly go to the primary.
+      expect(await until(() => reads.replicas[0].up, 5000)).toBe(true);
       expect(await reads.read(undefined, undefined, () => readTransaction(em, recovery))).toBe(true);
       // A write's position, in Redis: the same caller's next read waits for it. The standby's
       // replay is paused meanwhile, so it cannot have the write yet (the primary answers);
@@ -348,14 +361,6 @@ describe('in process: lag', () => {
     try {
       const reads = runtime.state.get(READ_ROUTER);
       const replica = reads.replicas[0];
-      const until = async (what: () => boolean | Promise<boolean>, ms: number) => {
-        const deadline = Date.now() + ms;
-        while (Date.now() < deadline) {
-          if (await what()) return true;
-          await sleep(20);
-        }
-        return false;
-      };
       // Idle primary: the 2 s apply delay is caught up, the replica serves reads.
       expect(await until(() => replica.up, 5000)).toBe(true);
       expect(await reads.pick('key:lag-reader', undefined)).toBe(replica);
