@@ -13,6 +13,7 @@ import { startReplicated, type Replicated } from '../helpers/standby';
 import { tenancySweep } from '../helpers/tenancy-sweep';
 import { asTestOwner } from '../helpers/owner';
 import { testDatabaseUrl } from '../helpers/database';
+import { asServiceRole } from '../helpers/service-role';
 
 /** Every table with community_id, as the database lists them (a new one is covered at once). */
 async function tenantTables(client: Client): Promise<string[]> {
@@ -66,26 +67,20 @@ describe('row-level security: the database holds requests to their community on 
 
   it('raw SQL as the service role with no community reads zero tenant rows and writes none', async () => {
     const tables = await tenantTables(owner);
-    await owner.query('begin');
-    try {
-      await owner.query(`set local role ${SERVICE_ROLE}`);
+    await asServiceRole(owner, null, async () => {
       for (const table of tables) {
         expect((await owner.query(`select count(*)::int as n from ${table}`)).rows[0].n, table).toBe(0);
       }
       await expect(owner.query(`insert into groups (id, community_id, name, created_at, modified_at) values (gen_random_uuid(), $1, 'x', now(), now())`, [a.communityId])).rejects.toThrow(
         /row-level security/,
       );
-    } finally {
-      await owner.query('rollback');
-    }
+    });
     // ... while the rows are there
     expect((await owner.query('select count(*)::int as n from groups where community_id = any($1)', [[a.communityId, b.communityId]])).rows[0].n).toBe(2);
   });
 
   it("with a community set, raw SQL sees that community's rows only, through the existing index", async () => {
-    await owner.query('begin');
-    try {
-      await owner.query(`select set_config('role', '${SERVICE_ROLE}', true), set_config('app.community_id', $1, true)`, [a.communityId]);
+    await asServiceRole(owner, a.communityId, async () => {
       const { rows } = await owner.query<{ community_id: string }>('select community_id from group_memberships');
       expect(rows.length).toBe(1);
       expect(rows.every((r) => r.community_id === a.communityId)).toBe(true);
@@ -95,9 +90,7 @@ describe('row-level security: the database holds requests to their community on 
       // an index led by community_id, the setting as its condition (an index scan, or a bitmap one once the table is fuller)
       expect(plan).toMatch(/Index (Only )?Scan (using|on) groups_community_\w+/);
       expect(plan).toMatch(/Index Cond: \(community_id = (\$0|\(InitPlan 1\)\.col1)\)/); // PostgreSQL 15 / 18 spelling
-    } finally {
-      await owner.query('rollback');
-    }
+    });
   });
 
   it('a request scope whose community is not known reads nothing (fails closed)', async () => {
