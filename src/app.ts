@@ -28,6 +28,7 @@ import { createFacade, JSON_LIMIT } from './rest/facade';
 import { checkPathParams } from './rest/path-params';
 import { bodyPointer } from './rest/params';
 import { limitJsonDepth } from './common/json-depth';
+import { utf8Only } from './http/utf8-body';
 import { routes } from './rest/routes';
 import { openApiJson } from './openapi';
 import { mountOpenApi } from './openapi/http';
@@ -151,7 +152,7 @@ export async function createApp(deps: AppDeps) {
   app.use(
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
-    express.json({ limit: JSON_LIMIT }),
+    express.json({ limit: JSON_LIMIT, verify: utf8Only }),
     limitJsonDepth(config.jsonMaxDepth),
     // After the body is read (stream callbacks would lose the scope): the caller's connection
     // budget, and the read scope a query fills in (src/graphql/read-routing.ts).

@@ -12,12 +12,13 @@ import {
 } from 'graphql';
 import type { QueryIssue } from './params';
 import type { CsvBinding } from './route';
+import { utf8Only } from '../http/utf8-body';
 
 export const CSV_TYPES = ['text/csv', 'application/csv'];
 const MAX_ISSUES = 100;
 
 /** The raw CSV text, with the same size limit as JSON bodies (over it: 413 from app.ts). */
-export const csvBody = (limit: string) => express.text({ type: CSV_TYPES, limit });
+export const csvBody = (limit: string) => express.text({ type: CSV_TYPES, limit, verify: utf8Only });
 
 /** The input object type of one row: the body type's list field `binding.rows`. Throws at boot if there is none. */
 export function csvRowType(bodyType: GraphQLInputType, binding: CsvBinding): GraphQLInputObjectType {

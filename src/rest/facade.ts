@@ -25,6 +25,7 @@ import { SECRET_BOX } from '../security/secret-box';
 import { isDeadlock } from '../db/transaction';
 import { jsonAnswer, sendAnswer, type Answer } from '../http/answer';
 import { fingerprintOf, idempotencyKeyOf, runIdempotent } from '../http/idempotency';
+import { utf8Only } from '../http/utf8-body';
 import { inRequestTrace, labelRoute } from '../observability/http';
 import { inOperationSpan } from '../observability/spans';
 
@@ -45,7 +46,7 @@ export interface FacadeDeps {
 
 const KEY_VALUES = ['id', 'externalId'];
 export const JSON_LIMIT = '1mb';
-const jsonBody = express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'] });
+const jsonBody = express.json({ limit: JSON_LIMIT, strict: false, type: ['application/json', 'application/*+json'], verify: utf8Only });
 
 
 function hasBody(req: Request): boolean {

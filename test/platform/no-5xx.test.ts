@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../src/rest/routes';
@@ -34,7 +35,7 @@ const send = (method: string, path: string, body?: unknown, headers: Record<stri
     method,
     path,
     headers: { 'x-api-key': t.key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
 
 const deep = (n: number, inner = '') => '['.repeat(n) + inner + ']'.repeat(n);
@@ -211,6 +212,50 @@ describe('a body whose Content-Encoding does not match its bytes', () => {
         }
       }
     }
+  });
+});
+
+describe('a body that is not the UTF-8 it is read as', () => {
+  // Bytes that are no UTF-8: a lone continuation byte, a byte never used, an overlong `.`, a
+  // truncated sequence, an encoded surrogate (U+D800). Decoded as they came they became U+FFFD
+  // and were stored with a 201.
+  const BAD = [Buffer.from([0x80]), Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xae]), Buffer.from([0xe2, 0x82]), Buffer.from([0xed, 0xa0, 0x80])];
+  const json = (bytes: Buffer, before: string, after: string) => Buffer.concat([Buffer.from(before), bytes, Buffer.from(after)]);
+  const notUtf8 = [{ pointer: '/', detail: 'The request body is not valid UTF-8' }];
+
+  it('JSON on REST and /graphql, gzipped or not, and a CSV import: 400 problem+json naming the body, nothing written', async () => {
+    const before = await snapshot(app, t.communityId);
+    const query = 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }';
+    for (const bytes of BAD) {
+      for (const [path, body] of [
+        ['/api/v1/groups', json(bytes, '{"name":"x', '"}')],
+        ['/api/v1/members/_bulk', json(bytes, '{"members":[{"firstName":"a","lastName":"', '"}]}')],
+        ['/graphql', json(bytes, `{"query":${JSON.stringify(query)},"variables":{"input":{"name":"x`, '"}}}')],
+      ] as const) {
+        for (const encoding of ['identity', 'gzip']) {
+          const sent = encoding === 'gzip' ? gzipSync(body) : body;
+          const res = await send('POST', path, sent, encoding === 'gzip' ? { 'content-encoding': 'gzip' } : {});
+          expect(res.status, `${path} ${encoding} ${bytes.toString('hex')}: ${res.text}`).toBe(400);
+          expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(res.body.errors).toEqual(notUtf8);
+        }
+      }
+      const csv = await send('POST', '/api/v1/triggers/members/import', json(bytes, 'externalId,firstName\nx1,Ren', '\n'), { 'content-type': 'text/csv' });
+      expect(csv.status, csv.text).toBe(400);
+      expect(csv.body.errors).toEqual(notUtf8);
+    }
+    expect(await snapshot(app, t.communityId)).toBe(before);
+  });
+
+  it('valid UTF-8 of every length, and a CSV whose charset names another encoding, are taken as they are', async () => {
+    const ok = await send('POST', '/api/v1/groups', Buffer.from('{"name":"Zoë ∑ 🎉"}'));
+    expect(ok.status, ok.text).toBe(201);
+    expect((await send('GET', `/api/v1/groups/${ok.body.id}`)).body.name).toBe('Zoë ∑ 🎉');
+    // ISO-8859-1 bytes (é is 0xE9) are not UTF-8, and are read as the charset says.
+    const latin1 = await send('POST', '/api/v1/triggers/members/import', Buffer.from('externalId,firstName\nutf8-latin1,Ren\xe9\n', 'latin1'), {
+      'content-type': 'text/csv; charset=iso-8859-1',
+    });
+    expect(latin1.status, latin1.text).toBe(202);
   });
 });
 
