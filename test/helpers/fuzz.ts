@@ -1,4 +1,6 @@
 import net from 'node:net';
+import { isUtf8 } from 'node:buffer';
+import { gzipSync } from 'node:zlib';
 import type { Server } from 'node:http';
 import fc from 'fast-check';
 import { isInputObjectType, isObjectType } from 'graphql';
@@ -8,6 +10,7 @@ import { routes } from '../../src/rest/routes';
 import { listen } from '../../src/runtime';
 import { startTestApp, type TestApp, type Tenant } from './app';
 import { rawHttp } from './process';
+import { rawRequest } from './raw-request';
 
 /** Internal names that must never reach a client: schema type names, SQL, stack frames. */
 const internalTypeNames = Object.values(buildSchema().getTypeMap())
@@ -197,6 +200,61 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
             expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
             expect(res.body.errors.some((e: { detail: string }) => /U\+0000|NUL/.test(e.detail))).toBe(true);
           }
+          expect(await snapshot(app, t.communityId)).toBe(before);
+        },
+      ),
+      params,
+    );
+  }, opts.timeoutMs);
+
+  it(`${opts.runs} bytes that are no UTF-8 in every string position (JSON, nested, CSV, /graphql), compressed or not: 400 naming the body, nothing changes`, async () => {
+    const bodyRoutes = routes.filter((r) => r.body);
+    // Each kind of ill-formed UTF-8, and random bytes that happen to be ill-formed.
+    const badBytes = fc.oneof(
+      fc.constantFrom(
+        [0x80], [0xbf], [0xc0, 0xae], [0xc1, 0xbf], [0xe0, 0x80, 0xaf], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf],
+        [0xf0, 0x82, 0x82, 0xac], [0xf4, 0x90, 0x80, 0x80], [0xf5], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xfe], [0xff],
+      ),
+      fc.uint8Array({ minLength: 1, maxLength: 6 }).map((b) => [...b]).filter((b) => !isUtf8(Buffer.from(b))),
+    );
+    const MARK = '\ue000'; // where the bytes go: a character no generated text holds
+    await check(
+      fc.asyncProperty(
+        fc.constantFrom(...bodyRoutes),
+        fc.constantFrom(...BODY_FIELDS),
+        fc.string({ maxLength: 5 }).map((s) => s.replace(/\ue000/g, '')),
+        badBytes,
+        fc.constantFrom('json', 'nested', 'csv', 'graphql'),
+        fc.boolean(),
+        async (route, field, around, bytes, where, gzip) => {
+          const before = await snapshot(app, t.communityId);
+          let text: string;
+          let type = 'application/json';
+          let path = '/graphql';
+          if (where === 'graphql') {
+            text = JSON.stringify({ query: 'mutation($input: CreateGroupInput!) { createGroup(input: $input) { id } }', variables: { input: { name: `${around}${MARK}${around}` } } });
+          } else {
+            path = '/api/v1' + route.path.replace(/:(\w+)/g, 'seed') + '?key=externalId';
+            if (where === 'csv' && route.csv) {
+              type = 'text/csv';
+              text = `externalId,${route.csv.rows === 'groups' ? 'name' : 'firstName'}\r\nx,${around.replace(/[",\r\n]/g, '')}${MARK}\r\n`;
+            } else {
+              const value = `${around}${MARK}${around}`;
+              text = JSON.stringify(where === 'nested' ? { groupMemberships: [{ [field]: value }], members: [{ [field]: value }], groups: [{ [field]: value }] } : { [field]: value });
+            }
+          }
+          const [head, ...rest] = text.split(MARK);
+          const body = Buffer.concat([Buffer.from(head), ...rest.flatMap((part) => [Buffer.from(bytes), Buffer.from(part)])]);
+          // Sent as bytes (supertest would send a Buffer with a JSON type as the JSON of the Buffer).
+          const res = await rawRequest(port, {
+            method: where === 'graphql' ? 'POST' : route.method,
+            path,
+            headers: { 'x-api-key': t.key, 'content-type': type, ...(gzip ? { 'content-encoding': 'gzip' } : {}) },
+            body: gzip ? gzipSync(body) : body,
+          });
+          expect(res.status, `${route.method} ${path} ${where} ${Buffer.from(bytes).toString('hex')} -> ${res.text.slice(0, 300)}`).toBe(400);
+          expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+          expect(res.body.errors).toEqual([{ pointer: '/', detail: 'The request body is not valid UTF-8' }]);
           expect(await snapshot(app, t.communityId)).toBe(before);
         },
       ),
