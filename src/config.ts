@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseKey } from './security/secret-box';
+import { STATISTICS_REFRESH_SECONDS } from './jobs/statistics';
 
 /** The only reader of process.env: parsed and validated once, at start-up. */
 export interface Config {
@@ -201,7 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsInitTimeoutMs: int(env, 'GRAPHQL_WS_INIT_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
     jobStaleSeconds: int(env, 'JOB_WORKER_STALE_SECONDS', 30, 2, 86_400),
-    statisticsRefreshSeconds: int(env, 'DB_STATISTICS_REFRESH_SECONDS', 2, 0, 3_600),
+    statisticsRefreshSeconds: int(env, 'DB_STATISTICS_REFRESH_SECONDS', STATISTICS_REFRESH_SECONDS, 0, 3_600),
     eventsRetentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetryBaseMs: int(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),

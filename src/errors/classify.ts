@@ -1,6 +1,6 @@
 import { DeadlockException, DriverException, LockWaitTimeoutException } from '@mikro-orm/core';
 import { AppError, type ErrorCode, type FieldIssue } from './app-error';
-import { NOT_UTF8 } from '../http/utf8-body';
+import { NOT_UTF8, NOT_UTF8_DETAIL } from '../http/utf8-body';
 
 /**
  * The one place that decides what an error means to a client. REST (`rest/facade.ts`),
@@ -103,7 +103,7 @@ const BODY_ERRORS: Record<string, Omit<Classified, 'status'>> = {
   'entity.parse.failed': { code: 'VALIDATION', detail: 'The request body is not valid JSON', issues: [{ path: [], detail: 'Malformed JSON' }] },
   'encoding.unsupported': { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The request body encoding is not supported', issues: [] },
   'charset.unsupported': { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The request body encoding is not supported', issues: [] },
-  [NOT_UTF8]: { code: 'VALIDATION', detail: 'The request body is not valid UTF-8', issues: [{ path: [], detail: 'The request body is not valid UTF-8' }] },
+  [NOT_UTF8]: { code: 'VALIDATION', detail: NOT_UTF8_DETAIL, issues: [{ path: [], detail: NOT_UTF8_DETAIL }] },
 };
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());

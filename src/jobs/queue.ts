@@ -4,7 +4,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger';
 import type { RuntimeState } from '../state';
 import { WorkerLiveness } from './liveness';
-import { StatisticsRefresher } from './statistics';
+import { STATISTICS_REFRESH_SECONDS, StatisticsRefresher } from './statistics';
 import type { Metrics } from '../observability/metrics';
 import { inJobSpan, traceCarrier } from '../observability/spans';
 import { asOwner } from '../db/tenancy';
@@ -35,7 +35,7 @@ export interface QueueOptions {
   staleSeconds?: number;
   /** Recurring tasks (graphile-worker cron; fired once per slot however many instances run). */
   schedules?: CronItem[];
-  /** Seconds between two looks for tables whose statistics are stale (default 2; 0: never). See statistics.ts. */
+  /** Seconds between two looks for tables whose statistics are stale (default STATISTICS_REFRESH_SECONDS; 0: never). See statistics.ts. */
   statisticsSeconds?: number;
 }
 
@@ -112,7 +112,7 @@ export async function startQueue(
     throw err;
   }
   liveness.start();
-  const seconds = opts.statisticsSeconds ?? 2;
+  const seconds = opts.statisticsSeconds ?? STATISTICS_REFRESH_SECONDS;
   const statistics = seconds > 0 ? new StatisticsRefresher(pool, deps.logger, seconds * 1000) : undefined;
   statistics?.start();
   let stopped: Promise<void> | undefined;

@@ -15,6 +15,9 @@ export const GROWN_TABLES = `select c.relname as "table"
         >= case when c.reltuples < 0 then 1 else c.relpages * 2 + 8 end
   order by 1`;
 
+/** Seconds between two looks for grown tables, unless DB_STATISTICS_REFRESH_SECONDS says otherwise. */
+export const STATISTICS_REFRESH_SECONDS = 2;
+
 /** One instance analyzes at a time (a session advisory lock, released at the round's end); the others skip that round. */
 const LOCK_KEY = `hashtext('community_api.refresh_statistics')`;
 
