@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from './errors/app-error';
@@ -15,7 +15,8 @@ const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
 /**
  * Errors Node's HTTP parser meets before Express sees a request (a huge request line or
  * header, a malformed request, a client too slow to send its headers) are answered as
- * problem+json with the status Node itself would use (400, 408, 413, 431), then closed.
+ * problem+json with the status Node itself would use (400, 408, 413, 431), then closed; so is an
+ * `Expect` header the server does not meet (417).
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -34,6 +35,12 @@ export function answerClientErrors(server: Server): void {
         'Connection: close\r\n\r\n' +
         body,
     );
+  });
+  // `Expect` other than 100-continue: Node's own answer is a bare 417 (RFC 9110, section 10.1.1).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const detail = 'Only the expectation 100-continue is supported';
+    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: (req.url ?? '').split('?')[0] });
+    res.writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
   });
 }
 

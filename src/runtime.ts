@@ -4,6 +4,7 @@ import type Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
 import { answerClientErrors } from './http-errors';
+import { normalizeTarget } from './http/request-target';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
@@ -140,7 +141,10 @@ async function connectRedis(url: string): Promise<Redis> {
 export function listen(app: RequestListener, port: number): Promise<Server> {
   // Not app.listen: Express 5 calls its callback on 'error' too, so a taken port looked like a start.
   return new Promise((resolve, reject) => {
-    const server = createServer(app);
+    // The request target and Host first, before any listener reads them; a request without
+    // Host gets through Node, to be answered as problem+json (src/http/request-target.ts).
+    const server = createServer({ requireHostHeader: false }, normalizeTarget);
+    server.on('request', app);
     answerClientErrors(server);
     server.once('error', reject);
     server.listen(port, () => {

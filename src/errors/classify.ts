@@ -31,6 +31,7 @@ export const KINDS = {
   UNPROCESSABLE: { status: 422, title: 'Unprocessable Content', slug: 'unprocessable-content', graphql: 'UNPROCESSABLE' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Content Too Large', slug: 'payload-too-large', graphql: 'PAYLOAD_TOO_LARGE' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type', slug: 'unsupported-media-type', graphql: 'UNSUPPORTED_MEDIA_TYPE' },
+  EXPECTATION_FAILED: { status: 417, title: 'Expectation Failed', slug: 'expectation-failed', graphql: 'EXPECTATION_FAILED' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large', slug: 'headers-too-large', graphql: 'HEADERS_TOO_LARGE' },
   RATE_LIMITED: { status: 429, title: 'Too Many Requests', slug: 'rate-limited', graphql: 'RATE_LIMITED' },
   UNAVAILABLE: { status: 503, title: 'Service Unavailable', slug: 'unavailable', graphql: 'UNAVAILABLE' },
@@ -149,11 +150,11 @@ export function classify(error: unknown): Classified {
       return make(b.code, b.detail, b.issues);
     }
     // Other refusals of the body by body-parser (`type`), or by zlib while it inflates a
-    // `Content-Encoding: gzip|deflate|br` body that is not compressed data (`expose`, status 400).
+    // `Content-Encoding: gzip|deflate|br|zstd` body that is not compressed data (`expose`, status 400).
     const exposed = (e as { expose?: unknown }).expose === true;
     if ((typeof e.type === 'string' || exposed) && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       if (e.status === 413) return make('PAYLOAD_TOO_LARGE', 'The request could not be read');
-      const detail = /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(e.code ?? '') ? 'The request body could not be decompressed as its Content-Encoding says' : 'The request body could not be read';
+      const detail = /^(Z_|ZSTD_|ERR__ERROR_|ERR_BROTLI)/.test(e.code ?? '') ? 'The request body could not be decompressed as its Content-Encoding says' : 'The request body could not be read';
       return make('VALIDATION', detail, [{ path: [], detail }]);
     }
     const next = (current as { originalError?: unknown }).originalError ?? (current as { cause?: unknown }).cause;

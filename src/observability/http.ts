@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context as OtelContext } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
 import type { Caller } from '../context';
+import { sendProblem } from '../errors/problem';
+import { targetRefusal } from '../http/request-target';
 import { scrubUrl, type Logger } from '../logger';
 import { observeRequest, type Metrics } from './metrics';
 import { nameRequestSpan, UNSAMPLED } from './spans';
@@ -85,13 +87,16 @@ export interface RequestObserverOptions {
 }
 
 /**
- * First middleware of the app: the request id (echoed on every answer), and once the answer is
+ * First middleware of the app: a request target or host refused by the server's first listener
+ * (src/http/request-target.ts) is answered here as a 400, after the request id (echoed on every answer), and once the answer is
  * sent, one log line and one observation of the duration histogram, both by route template.
  * A handler names its route with `res.locals.route` (the REST facade, /graphql); any other
  * path is matched against the route table or counted as `unmatched`.
  */
 export function requestObserver({ logger, metrics, restRoute, draining }: RequestObserverOptions) {
   return (req: Request, res: Response, next: NextFunction) => {
+    // A target or host the server's first listener refused (src/http/request-target.ts).
+    const refused = targetRefusal(req);
     const given = req.get('x-request-id');
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
     res.locals.requestId = requestId;
@@ -134,6 +139,7 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
         'request',
       );
     });
+    if (refused) return sendProblem(res, refused);
     if (otel) return context.with(otel, next);
     next();
   };

@@ -44,6 +44,60 @@ describe("Node's HTTP parser errors are problem+json", () => {
   });
 });
 
+describe('the request target and Host (RFC 9112, 3.2)', () => {
+  const close = 'Connection: close\r\n';
+  const page = (res: { body: string }) => JSON.parse(res.body) as { results: unknown[]; _links: Record<string, string> };
+
+  it('an absolute-form target is served as its path and query, its authority the host of every link', async () => {
+    const res = await raw(`GET http://api.example.com:8443/api/v1/groups?limit=1&sort=name HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+    expect(res.status, res.body).toBe(200);
+    // Read as it came, self was `http://xhttp://api.example.com:8443/...` and next pointed at that host.
+    expect(page(res)._links).toMatchObject({ base: 'http://api.example.com:8443', self: 'http://api.example.com:8443/api/v1/groups?limit=1&sort=name' });
+    for (const link of [page(res)._links.next, page(res)._links.prev].filter(Boolean)) expect(link).toMatch(/^\/api\/v1\/groups\?/);
+    const missing = await raw(`GET HTTPS://api.example.com/api/v1/groups/nope?x=1 HTTP/1.1\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.body)).toMatchObject({ status: 404, instance: '/api/v1/groups/nope' });
+  });
+
+  it('an absolute-form target that is no URL: 400 problem+json naming the target, nothing runs', async () => {
+    for (const target of ['http://', 'http://[::1/api/v1/groups', 'http://host:99999/api/v1/groups', 'http://%zz/api/v1/groups']) {
+      const res = await raw(`POST ${target} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 12\r\n${close}\r\n{"name":"t"}`);
+      expect(res.status, `${target}: ${res.body}`).toBe(400);
+      expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+      expect(res.head).toMatch(/^x-request-id: /im);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/request-target', detail: expect.stringMatching(/absolute URL/) }] });
+    }
+    const groups = await app.http.get('/api/v1/groups?limit=100').set('X-API-Key', t.key);
+    expect(groups.body.results.map((g: { name: string }) => g.name)).not.toContain('t');
+  });
+
+  it('HTTP/1.1 without Host: 400 problem+json naming the header (Node alone answered a bare 400)', async () => {
+    const res = await raw(`GET /api/v1/groups HTTP/1.1\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+    expect(res.status).toBe(400);
+    expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/header/Host' }] });
+  });
+
+  it('HTTP/1.0 without Host: served, its links on the address the request came in on (was http://undefined)', async () => {
+    const res = await raw(`GET /api/v1/groups?limit=1 HTTP/1.0\r\nX-API-Key: ${t.key}\r\n\r\n`);
+    expect(res.status, res.body).toBe(200);
+    expect(page(res)._links).toMatchObject({ base: `http://127.0.0.1:${port}`, self: `http://127.0.0.1:${port}/api/v1/groups?limit=1` });
+  });
+
+  it('an Expect other than 100-continue: 417 problem+json naming the header; 100-continue is met', async () => {
+    const body = '{"name":"expected"}';
+    const head = (expect_: string) =>
+      `POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: ${expect_}\r\n${close}\r\n${body}`;
+    const refused = await raw(head('fancy-feature'));
+    expect(refused.status).toBe(417);
+    expect(refused.head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(refused.body)).toMatchObject({ status: 417, title: 'Expectation Failed', type: '/problems/expectation-failed', errors: [{ pointer: '#/header/Expect' }] });
+    const met = await raw(head('100-continue'));
+    expect(met.head).toMatch(/^HTTP\/1\.1 100 Continue/);
+    expect(met.body).toMatch(/HTTP\/1\.1 201 Created/);
+  });
+});
+
 describe('405 for a known path with another method', () => {
   it('REST: Allow derived from the route table', async () => {
     const res = await app.http.put('/api/v1/groups').set('X-API-Key', t.key).send({});

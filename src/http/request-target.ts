@@ -1,0 +1,52 @@
+import type { IncomingMessage } from 'node:http';
+import { problem, type Problem } from '../errors/problem';
+
+/**
+ * The request target and host every later layer reads (RFC 9112, sections 3.2 and 3.2.2), set
+ * by the server's first 'request' listener (src/runtime.ts, `listen`), before Express reads
+ * `req.url` (its router keeps an absolute target's scheme and authority apart and splices them
+ * back, so a target changed inside Express is cut at the wrong place):
+ * - an absolute-form target (`GET http://host/api/v1/groups HTTP/1.1`, what a client sends to a
+ *   proxy) becomes the origin-form path and query of that URL, and its authority the host, as the
+ *   RFC asks of an origin server. Read as it came, it was routed by its path but written into
+ *   `_links.self` after the base (`http://xhttp://host/...`), `next`/`prev` pointed at its host,
+ *   and `http://` alone got Express's HTML page "Cannot POST null";
+ * - an absolute-form target that is no URL, and an HTTP/1.1 request without `Host` (the RFC's
+ *   MUST; Node's own refusal is a bare 400, so the server lets such requests through:
+ *   `requireHostHeader: false`), are refused: the app's first middleware answers the problem
+ *   (`targetRefusal`, src/observability/http.ts), with its request id, log line and metrics;
+ * - HTTP/1.0 needs no `Host`: without one, the host is the address the request came in on
+ *   (`_links.base` read `http://undefined`).
+ * An origin-form target with a Host header, nearly every request, costs two checks.
+ */
+export function normalizeTarget(req: IncomingMessage): void {
+  const target = req.url ?? '';
+  if (target.startsWith('/') && req.headers.host) return;
+  if (/^https?:\/\//i.test(target)) {
+    let url: URL | undefined;
+    try {
+      url = new URL(target);
+    } catch {
+      // not a URL: refused below
+    }
+    if (!url?.host) return refuse(req, 'The request target is not a valid absolute URL', '#/request-target');
+    req.url = `${url.pathname}${url.search}`;
+    req.headers.host = url.host;
+    return;
+  }
+  if (req.headers.host) return;
+  if (req.httpVersion !== '1.0') return refuse(req, 'An HTTP/1.1 request must carry a Host header', '#/header/Host');
+  const address = req.socket.localAddress?.replace(/^::ffff:(?=\d+\.)/, '');
+  if (address) req.headers.host = `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
+}
+
+const refusals = new WeakMap<IncomingMessage, Problem>();
+
+function refuse(req: IncomingMessage, detail: string, pointer: string): void {
+  // Routed as the root, so no route runs before the refusal is answered.
+  req.url = '/';
+  refusals.set(req, problem(400, detail, [{ pointer, detail }]));
+}
+
+/** The problem normalizeTarget found with the request, if any. */
+export const targetRefusal = (req: IncomingMessage): Problem | undefined => refusals.get(req);
