@@ -11,17 +11,20 @@ import { problem, type Problem } from '../errors/problem';
  *   RFC asks of an origin server. Read as it came, it was routed by its path but written into
  *   `_links.self` after the base (`http://xhttp://host/...`), `next`/`prev` pointed at its host,
  *   and `http://` alone got Express's HTML page "Cannot POST null";
- * - an absolute-form target that is no URL, and an HTTP/1.1 request without `Host` (the RFC's
- *   MUST; Node's own refusal is a bare 400, so the server lets such requests through:
+ * - an absolute-form target that is no URL, a `Host` that is not one host and port (`HOST`), and
+ *   an HTTP/1.1 request without `Host` (the RFC's MUSTs; Node's own refusal is a bare 400, so the server lets such requests through:
  *   `requireHostHeader: false`), are refused: the app's first middleware answers the problem
  *   (`targetRefusal`, src/observability/http.ts), with its request id, log line and metrics;
  * - HTTP/1.0 needs no `Host`: without one, the host is the address the request came in on
  *   (`_links.base` read `http://undefined`).
- * An origin-form target with a Host header, nearly every request, costs two checks.
+ * An origin-form target with one valid Host, nearly every request, costs a pattern test and a
+ * pass over the header names.
  */
 export function normalizeTarget(req: IncomingMessage): void {
   const target = req.url ?? '';
-  if (target.startsWith('/') && req.headers.host) return;
+  const { host } = req.headers;
+  if (host !== undefined && !(HOST.test(host) && oneHost(req.rawHeaders))) return refuse(req, 'The Host header must be one host name or address, with an optional port', '#/header/Host');
+  if (target.startsWith('/') && host) return;
   if (/^https?:\/\//i.test(target)) {
     let url: URL | undefined;
     try {
@@ -38,6 +41,20 @@ export function normalizeTarget(req: IncomingMessage): void {
   if (req.httpVersion !== '1.0') return refuse(req, 'An HTTP/1.1 request must carry a Host header', '#/header/Host');
   const address = req.socket.localAddress?.replace(/^::ffff:(?=\d+\.)/, '');
   if (address) req.headers.host = `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
+}
+
+/**
+ * A Host value as RFC 3986 has a URI's host and port (an IP literal in brackets, or a registered
+ * name: unreserved characters, percent-encodings and sub-delimiters), never empty. Node keeps the
+ * first of several Host lines; the RFC asks for a 400 (`oneHost`). Anything else was written
+ * into every link of the answer (`Host: x/y?z` gave `_links.base` `http://x/y?z`).
+ */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+(?::\d{0,5})?$/;
+
+function oneHost(raw: string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host' && ++seen > 1) return false;
+  return true;
 }
 
 const refusals = new WeakMap<IncomingMessage, Problem>();

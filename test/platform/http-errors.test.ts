@@ -78,6 +78,21 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/header/Host' }] });
   });
 
+  it('a Host that is not one host and port, or two Host lines: 400 problem+json naming the header (each was written into the links)', async () => {
+    for (const host of ['x/y', 'x?y=1', 'x#frag', 'user@x', 'x:abc', 'x, y', '<script>', 'x\\y', '']) {
+      const res = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+      expect(res.status, `${host}: ${res.body}`).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/header/Host' }] });
+    }
+    const twice = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+    expect(twice.status).toBe(400);
+    for (const host of ['api.example.com', 'api.example.com:8443', '127.0.0.1:80', '[::1]:3000', 'xn--bcher-kva.example', 'a%41b']) {
+      const res = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${t.key}\r\n${close}\r\n`);
+      expect(res.status, `${host}: ${res.body}`).toBe(200);
+      expect(page(res)._links.base).toBe(`http://${host}`);
+    }
+  });
+
   it('HTTP/1.0 without Host: served, its links on the address the request came in on (was http://undefined)', async () => {
     const res = await raw(`GET /api/v1/groups?limit=1 HTTP/1.0\r\nX-API-Key: ${t.key}\r\n\r\n`);
     expect(res.status, res.body).toBe(200);
