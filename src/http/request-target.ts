@@ -11,7 +11,7 @@ import { problem, type Problem } from '../errors/problem';
  *   RFC asks of an origin server. Read as it came, it was routed by its path but written into
  *   `_links.self` after the base (`http://xhttp://host/...`), `next`/`prev` pointed at its host,
  *   and `http://` alone got Express's HTML page "Cannot POST null";
- * - an absolute-form target that is no URL, a `Host` that is not one host and port (`HOST`), and
+ * - an absolute-form target that is no http(s) URL, a `Host` that is not one host and port (`HOST`), and
  *   an HTTP/1.1 request without `Host` (the RFC's MUSTs; Node's own refusal is a bare 400, so the server lets such requests through:
  *   `requireHostHeader: false`), are refused: the app's first middleware answers the problem
  *   (`targetRefusal`, src/observability/http.ts), with its request id, log line and metrics;
@@ -37,6 +37,8 @@ export function normalizeTarget(req: IncomingMessage): void {
     req.headers.host = url.host;
     return;
   }
+  // Neither a path, `*` (asterisk form), nor an http(s) URL: Express routed `ftp:///api/v1/groups` by its path.
+  if (!target.startsWith('/') && target !== '*') return refuse(req, 'The request target must be a path or an http(s) URL', '#/request-target');
   if (req.headers.host) return;
   if (req.httpVersion !== '1.0') return refuse(req, 'An HTTP/1.1 request must carry a Host header', '#/header/Host');
   const address = req.socket.localAddress?.replace(/^::ffff:(?=\d+\.)/, '');

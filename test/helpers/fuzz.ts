@@ -123,7 +123,7 @@ export function fuzzSeed(label: string, fallback: number): number {
   return seed;
 }
 
-/* ---- Attack classes (resource governance): amplification, NUL, oversize HTTP, methods ---- */
+/* ---- Attack classes (resource governance): amplification, NUL, oversize HTTP, targets and hosts, methods ---- */
 
 const ROOT_LISTS = ['groups { size }', 'members { size }', 'additionalFields { size }', 'importJobs { size }', 'notifications { size }'];
 const BODY_FIELDS = ['name', 'externalId', 'about', 'title', 'firstName', 'lastName', 'emailAddress', 'placeholder', 'memberExternalId', 'message'];
@@ -277,6 +277,32 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
           expect(res.status).toBe(431);
           expect(res.head).toMatch(/content-type: application\/problem\+json/i);
           expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: expect.any(String), detail: expect.any(String) });
+        }
+      }),
+      params,
+    );
+  }, opts.timeoutMs);
+
+  it(`${opts.runs} request targets and Host values (absolute form, any authority, any Host, none, two): JSON or problem+json, links on one host, never 5xx`, async () => {
+    // Visible ASCII and space, as a request line or a header value can carry them (Node's parser refuses the rest: 400).
+    const text = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
+    const authority = fc.oneof(text(30), fc.constantFrom('api.example.com', 'api.example.com:8443', '[::1]:1', '', 'a@b', 'h:99999', '%zz'));
+    const target = fc.oneof(
+      fc.constant('/api/v1/groups?limit=1'),
+      fc.tuple(fc.constantFrom('http', 'https', 'HTTP', 'ftp'), authority, fc.constantFrom('/api/v1/groups?limit=1', '', '/x')).map(([scheme, auth, path]) => `${scheme}://${auth}${path}`),
+    );
+    const host = fc.oneof(fc.constant(undefined), fc.constant('x'), text(30), fc.tuple(text(10), text(10)));
+    await check(
+      fc.asyncProperty(target, host, fc.constantFrom('1.1', '1.0'), async (tgt, h, version) => {
+        const hosts = h === undefined ? '' : Array.isArray(h) ? `Host: ${h[0]}\r\nHost: ${h[1]}\r\n` : `Host: ${h}\r\n`;
+        const res = await rawHttp(port, `GET ${tgt} HTTP/${version}\r\n${hosts}X-API-Key: ${t.key}\r\nConnection: close\r\n\r\n`);
+        const what = `${tgt} ${JSON.stringify(h)} ${version}: ${res.status} ${res.body.slice(0, 200)}`;
+        expect(res.status, what).toBeLessThan(500);
+        expect(res.head, what).toMatch(/^content-type: application\/(problem\+)?json/im);
+        if (res.status === 200) {
+          const links = (JSON.parse(res.body) as { _links: { base: string; self: string } })._links;
+          expect(links.base, what).toMatch(/^http:\/\/[^/?#@\s]+$/);
+          expect(links.self.startsWith(`${links.base}/api/v1/groups?`), what).toBe(true);
         }
       }),
       params,

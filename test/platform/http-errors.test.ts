@@ -60,12 +60,12 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
   });
 
   it('an absolute-form target that is no URL: 400 problem+json naming the target, nothing runs', async () => {
-    for (const target of ['http://', 'http://[::1/api/v1/groups', 'http://host:99999/api/v1/groups', 'http://%zz/api/v1/groups']) {
+    for (const target of ['http://', 'http://[::1/api/v1/groups', 'http://host:99999/api/v1/groups', 'http://%zz/api/v1/groups', 'ftp:///api/v1/groups']) {
       const res = await raw(`POST ${target} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nContent-Length: 12\r\n${close}\r\n{"name":"t"}`);
       expect(res.status, `${target}: ${res.body}`).toBe(400);
       expect(res.head).toMatch(/content-type: application\/problem\+json/i);
       expect(res.head).toMatch(/^x-request-id: /im);
-      expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/request-target', detail: expect.stringMatching(/absolute URL/) }] });
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/request-target', detail: expect.stringMatching(/URL/) }] });
     }
     const groups = await app.http.get('/api/v1/groups?limit=100').set('X-API-Key', t.key);
     expect(groups.body.results.map((g: { name: string }) => g.name)).not.toContain('t');
