@@ -23,11 +23,15 @@ function label(path: (string | number)[]): string {
  */
 export function checkInputValue(type: GraphQLInputType, value: unknown): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const ruled: FieldIssue[] = [];
-  walk(type, value, undefined, issues, ruled);
+  walk(type, value, undefined, issues, undefined);
+  if (!issues.length) return issues;
   // A body refused for its shape also names the strings that break their field's rule (the
-  // same check the service would make next), so one answer lists every bad field.
-  return issues.length ? [...issues, ...ruled] : issues;
+  // same check the service would make next), so one answer lists every bad field. Only then:
+  // on a body of the right shape the core checks them anyway, and checking them here as well
+  // was half of this walk (0.2 of 0.45 ms of CPU for a bulk of 1,000 memberships).
+  const ruled: FieldIssue[] = [];
+  walk(type, value, undefined, [], ruled);
+  return [...issues, ...ruled];
 }
 
 /** The path as a linked list: built per value, turned into an array only for an issue (bulk bodies have 10,000 items). */
@@ -44,7 +48,8 @@ function report(issues: FieldIssue[], path: Path, detail: (label: string) => str
   issues.push({ path: array, detail: detail(label(array)) });
 }
 
-function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldIssue[], ruled: FieldIssue[]): void {
+/** Shape issues into `issues`; with `ruled`, the text rules' issues too. */
+function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldIssue[], ruled: FieldIssue[] | undefined): void {
   if (type instanceof GraphQLNonNull) {
     if (value === undefined) return report(issues, path, (l) => `${l} is required`);
     if (value === null) return report(issues, path, (l) => `${l} must not be null`);
@@ -67,10 +72,10 @@ function walk(type: GraphQLInputType, value: unknown, path: Path, issues: FieldI
     for (const name in fields) {
       const field = (value as Record<string, unknown>)[name];
       walk(fields[name].type, field, { prev: path, key: name }, issues, ruled);
-      const rule = ruleOf(fields[name].extensions) as FieldRule | undefined;
-      if (rule?.kind === 'text' && typeof field === 'string') {
+      const rule = ruled && (ruleOf(fields[name].extensions) as FieldRule | undefined);
+      if (rule && rule.kind === 'text' && typeof field === 'string') {
         const at = toArray(path);
-        for (const issue of new Checks().string(name, field, rule).issues) ruled.push({ ...issue, path: [...at, ...issue.path] });
+        for (const issue of new Checks().string(name, field, rule).issues) ruled!.push({ ...issue, path: [...at, ...issue.path] });
       }
     }
     return;
