@@ -11,10 +11,11 @@ import { problem, type Problem } from '../errors/problem';
  *   RFC asks of an origin server. Read as it came, it was routed by its path but written into
  *   `_links.self` after the base (`http://xhttp://host/...`), `next`/`prev` pointed at its host,
  *   and `http://` alone got Express's HTML page "Cannot POST null";
- * - an absolute-form target that is no http(s) URL, a `Host` that is not one host and port (`HOST`), and
- *   an HTTP/1.1 request without `Host` (the RFC's MUSTs; Node's own refusal is a bare 400, so the server lets such requests through:
- *   `requireHostHeader: false`), are refused: the app's first middleware answers the problem
- *   (`targetRefusal`, src/observability/http.ts), with its request id, log line and metrics;
+ * - a target that is neither a path, `*` nor an http(s) URL, a `Host` that is not one host and
+ *   port (`HOST`), and an HTTP/1.1 request without `Host` (the RFC's MUSTs; Node's own refusal
+ *   is a bare 400, so the server lets such requests through: `requireHostHeader: false`) are
+ *   refused: the app's first middleware answers the problem (`targetRefusal`,
+ *   src/observability/http.ts), with its request id, log line and metrics;
  * - HTTP/1.0 needs no `Host`: without one, the host is the address the request came in on
  *   (`_links.base` read `http://undefined`).
  * An origin-form target with one valid Host, nearly every request, costs a pattern test and a
@@ -23,7 +24,9 @@ import { problem, type Problem } from '../errors/problem';
 export function normalizeTarget(req: IncomingMessage): void {
   const target = req.url ?? '';
   const { host } = req.headers;
-  if (host !== undefined && !(HOST.test(host) && oneHost(req.rawHeaders))) return refuse(req, 'The Host header must be one host name or address, with an optional port', '#/header/Host');
+  if (host !== undefined && !(HOST.test(host) && oneHost(req.rawHeaders))) {
+    return refuse(req, 'The Host header must be one host name or address, with an optional port', '#/header/Host');
+  }
   if (target.startsWith('/') && host) return;
   if (/^https?:\/\//i.test(target)) {
     let url: URL | undefined;

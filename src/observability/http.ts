@@ -87,9 +87,9 @@ export interface RequestObserverOptions {
 }
 
 /**
- * First middleware of the app: a request target or host refused by the server's first listener
- * (src/http/request-target.ts) is answered here as a 400, after the request id (echoed on every answer), and once the answer is
- * sent, one log line and one observation of the duration histogram, both by route template.
+ * First middleware of the app: the request id (echoed on every answer); a request target or
+ * host the server's first listener refused (src/http/request-target.ts) answered as a 400; and
+ * once the answer is sent, one log line and one observation of the duration histogram, both by route template.
  * A handler names its route with `res.locals.route` (the REST facade, /graphql); any other
  * path is matched against the route table or counted as `unmatched`.
  */
