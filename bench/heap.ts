@@ -8,7 +8,7 @@ import { shoot } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24, NODE24_VERSION } from './peers';
-import { freePort, runMain, startServer, type Server } from './proc';
+import { laterPort, runMain, startServer, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 import { packageOf, summarize } from './heap-summary';
@@ -122,7 +122,7 @@ async function main() {
   try {
     db = await openBenchDatabase();
     const seeded = await seed(db.url);
-    const port = await freePort();
+    const port = await laterPort();
     const env = {
       DATABASE_URL: db.url, PUBLIC_BASE_URL: 'http://bench.invalid', LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64'),

@@ -51,6 +51,24 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A port to listen on minutes from now (a V8 inspector opened by SIGUSR1 after the load): below
+ * Linux's ephemeral range (32768-60999), which the load generator's own connections draw from.
+ * A free port from that range (`freePort`) was taken by one of them before the inspector opened,
+ * and the full run stopped ("address already in use", 2026-11-29).
+ */
+export async function laterPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
 /** utime + stime from a /proc stat file (a process's or one thread's), in ms. */
 function statCpuMs(file: string): number {
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15.

@@ -10,7 +10,7 @@ import { timeImport } from './import';
 import { ARMS, armsOf, isPeer, measureLoad, VARIANT_ARMS, type Arm } from './measure';
 import { loadOps, RAW_SQL, sqlOnlyOps } from './ops';
 import { summarizeProfiles } from './profile';
-import { compileRawServer, freePort, runMain, startServer, type Server } from './proc';
+import { compileRawServer, laterPort, runMain, startServer, type Server } from './proc';
 import { attachInspector, inspectFlag } from './inspector';
 import { latency, prepareNeighbours, runNeighbours } from './neighbour';
 import { renderResults, replicasSection, type BenchResults, type NeighbourReport } from './report';
@@ -207,7 +207,7 @@ async function main() {
     const serviceEnv = { ...common, NODE_ENV: 'production', ADMIN_TOKEN, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', SECRET_ENCRYPTION_KEYS };
     const serviceArgs = [...PRODUCTION_FLAGS, ...serviceFlags, 'dist/src/main.js'];
     // The inspector's port is only configured: nothing listens until the live heap is read after the load (bench/inspector.ts).
-    const inspectPorts: Partial<Record<Arm, number>> = { rest: await freePort() };
+    const inspectPorts: Partial<Record<Arm, number>> = { rest: await laterPort() };
     const service = await startServer('service', [...prof, inspectFlag(inspectPorts.rest!), ...serviceArgs], serviceEnv, path.join(OUT, 'service.log'), serviceNode);
     servers.push(service);
     const raw = await startServer('raw', [compileRawServer(OUT)], { ...common, NODE_ENV: 'production' }, path.join(OUT, 'raw.log'), serviceNode);
@@ -243,7 +243,7 @@ async function main() {
         continue;
       }
       // The service's own environment: its job worker runs here too (webhook deliveries to the bench's local receiver).
-      if (arm === 'uncapped') inspectPorts.uncapped = await freePort();
+      if (arm === 'uncapped') inspectPorts.uncapped = await laterPort();
       const inspect = inspectPorts[arm] ? [inspectFlag(inspectPorts[arm])] : [];
       const server = await startServer(arm, [...inspect, ...how.flags, 'dist/src/main.js'], { ...serviceEnv, ...how.env }, path.join(OUT, `${arm}.log`), serviceNode);
       servers.push(server);
