@@ -152,6 +152,11 @@ export async function createApp(deps: AppDeps) {
   app.use(
     '/graphql',
     methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
+    // HEAD: answered as GET (Apollo serves only GET and POST); Node sends no body for a HEAD request.
+    (req: Request, _res: Response, next: NextFunction) => {
+      if (req.method === 'HEAD') req.method = 'GET';
+      next();
+    },
     express.json({ limit: JSON_LIMIT, verify: utf8Only }),
     limitJsonDepth(config.jsonMaxDepth),
     // After the body is read (stream callbacks would lose the scope): the caller's connection

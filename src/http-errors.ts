@@ -69,7 +69,8 @@ export function methodNotAllowed(known: KnownPath[]) {
     const path = req.baseUrl + req.path;
     const allowed = new Set<string>();
     for (const [re, methods] of table) if (re.test(path)) methods.forEach((m) => allowed.add(m));
-    if (!allowed.size || allowed.has(req.method)) return next();
+    // HEAD is GET without the body wherever GET is served (Express routes it so; /graphql: src/app.ts).
+    if (!allowed.size || allowed.has(req.method) || (req.method === 'HEAD' && allowed.has('GET'))) return next();
     if (allowed.has('GET')) allowed.add('HEAD');
     const allow = [...allowed].sort().join(', ');
     res.setHeader('Allow', allow);

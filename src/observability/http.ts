@@ -103,6 +103,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
     res.setHeader('X-Request-Id', requestId);
     if (draining()) res.setHeader('Connection', 'close');
     const requestPath = req.originalUrl.split('?')[0];
+    // As the client sent it (a HEAD to /graphql is served as GET: src/app.ts).
+    const method = req.method;
     const otel = tracingStarted && !UNTRACED.has(requestPath) ? startRequestSpan(req, requestPath) : undefined;
     res.locals.otel = otel;
     const started = process.hrtime.bigint();
@@ -119,8 +121,8 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
       const api = rest ? 'rest' : path === '/graphql' ? 'graphql' : 'other';
       const operationType =
         (res.locals.operationType as string | undefined) ??
-        (res.locals.graphql as { type?: string } | undefined)?.type ?? (api === 'rest' ? (req.method === 'GET' || req.method === 'HEAD' ? 'query' : 'mutation') : 'none');
-      if (metrics) observeRequest(metrics, { method: req.method, route, status, api, operationType }, seconds);
+        (res.locals.graphql as { type?: string } | undefined)?.type ?? (api === 'rest' ? (method === 'GET' || method === 'HEAD' ? 'query' : 'mutation') : 'none');
+      if (metrics) observeRequest(metrics, { method, route, status, api, operationType }, seconds);
       // The request's line is at info: below that level nothing of it is built.
       if (!logger.isLevelEnabled('info')) return;
       const caller = res.locals.caller as Caller | undefined;
@@ -128,7 +130,7 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
       logger.info(
         {
           requestId,
-          method: req.method,
+          method,
           route,
           url: scrubUrl(req.originalUrl),
           status,

@@ -124,6 +124,18 @@ describe('405 for a known path with another method', () => {
     expectProblem(await app.http.put('/api/v1/nowhere').set('X-API-Key', t.key), 404);
   });
 
+  it('HEAD where GET is served: /graphql answers as its GET without the body (was 405 while Allow listed HEAD)', async () => {
+    const path = `/graphql?query=${encodeURIComponent('{ __typename }')}`;
+    const get = await app.http.get(path).set('X-API-Key', t.key).set('apollo-require-preflight', '1');
+    expect(get.status, get.text).toBe(200);
+    const head = await app.http.head(path).set('X-API-Key', t.key).set('apollo-require-preflight', '1');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.text ?? '').toBe('');
+    const rest = await app.http.head('/api/v1/groups').set('X-API-Key', t.key);
+    expect(rest.status).toBe(200);
+  });
+
   it('fixed endpoints', async () => {
     const health = await app.http.post('/health');
     expect(health.status).toBe(405);
