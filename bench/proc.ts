@@ -40,15 +40,22 @@ export interface Server {
 
 const TICK_MS = 1000 / 100; // CLK_TCK is 100 on Linux x86-64
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on `port` of 127.0.0.1 (0: any free one) and closes again: the port it got, or undefined when it was taken. */
+function probePort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+    srv.once('error', () => resolve(undefined));
+    srv.listen(port, '127.0.0.1', () => {
+      const got = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(got));
     });
   });
+}
+
+export async function freePort(): Promise<number> {
+  const port = await probePort(0);
+  if (port === undefined) throw new Error('bench: no free port');
+  return port;
 }
 
 /**
@@ -59,13 +66,8 @@ export function freePort(): Promise<number> {
  */
 export async function laterPort(): Promise<number> {
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (free) return port;
+    const port = await probePort(20_000 + Math.floor(Math.random() * 12_000));
+    if (port !== undefined) return port;
   }
 }
 

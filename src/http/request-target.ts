@@ -27,8 +27,9 @@ export function normalizeTarget(req: IncomingMessage): void {
   if (host !== undefined && !(HOST.test(host) && oneHost(req.rawHeaders))) {
     return refuse(req, 'The Host header must be one host name or address, with an optional port', '#/header/Host');
   }
-  if (target.startsWith('/') && host) return;
-  if (/^https?:\/\//i.test(target)) {
+  if (target.startsWith('/')) {
+    if (host !== undefined) return;
+  } else if (/^https?:\/\//i.test(target)) {
     let url: URL | undefined;
     try {
       url = new URL(target);
@@ -39,10 +40,11 @@ export function normalizeTarget(req: IncomingMessage): void {
     req.url = `${url.pathname}${url.search}`;
     req.headers.host = url.host;
     return;
+  } else if (target !== '*') {
+    // Neither a path, `*` (asterisk form), nor an http(s) URL: Express routed `ftp:///api/v1/groups` by its path.
+    return refuse(req, 'The request target must be a path or an http(s) URL', '#/request-target');
   }
-  // Neither a path, `*` (asterisk form), nor an http(s) URL: Express routed `ftp:///api/v1/groups` by its path.
-  if (!target.startsWith('/') && target !== '*') return refuse(req, 'The request target must be a path or an http(s) URL', '#/request-target');
-  if (req.headers.host) return;
+  if (host !== undefined) return;
   if (req.httpVersion !== '1.0') return refuse(req, 'An HTTP/1.1 request must carry a Host header', '#/header/Host');
   const address = req.socket.localAddress?.replace(/^::ffff:(?=\d+\.)/, '');
   if (address) req.headers.host = `${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
@@ -54,7 +56,7 @@ export function normalizeTarget(req: IncomingMessage): void {
  * first of several Host lines; the RFC asks for a 400 (`oneHost`). Anything else was written
  * into every link of the answer (`Host: x/y?z` gave `_links.base` `http://x/y?z`).
  */
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+(?::\d{0,5})?$/;
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{0,5})?$/;
 
 function oneHost(raw: string[]): boolean {
   let seen = 0;
