@@ -1,4 +1,4 @@
-import type express from 'express';
+import { Router, type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { problem, sendProblem } from '../errors/problem';
 import { DOCUMENT_PATH } from './document';
@@ -20,7 +20,7 @@ const UI_OPTIONS = {
  * Registered on the app itself (a router of their own mounted at `/` would be entered by
  * every request); the UI's middleware is mounted at `/docs`, so other paths skip it.
  */
-export function mountOpenApi(app: Pick<express.Express, 'get' | 'use'>, json: () => string): void {
+export function mountOpenApi(app: Pick<Express, 'get' | 'use'>, json: () => string): void {
   // Built on the first request, not at boot: a process nobody asks for its contract never
   // holds it, and the boot's peak memory does not include building it.
   let body: string | undefined;
@@ -32,5 +32,19 @@ export function mountOpenApi(app: Pick<express.Express, 'get' | 'use'>, json: ()
     res.type('application/json').send((body ??= json()));
   });
   // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.
-  app.use('/docs', ...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
+  const ui = Router().use(...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
+  app.use('/docs', (req, res, next) => (PAGE_FILES.has(req.path) ? ui(req, res, next) : next()));
 }
+
+/**
+ * What `/docs/` serves: the page and the files it loads (and their source maps), read off
+ * the page swagger-ui-express generates. Anything else under `/docs/` is the API's 404
+ * problem: swagger-ui-express would answer the page with a 200 at any path, swagger-ui-dist's
+ * stock `index.html` (the Petstore demo) and a plain-text 404 for `package.json`.
+ */
+const PAGE_FILES = new Set(['/', '/swagger-ui-init.js']);
+for (const [, file] of swaggerUi.generateHTML(undefined, UI_OPTIONS).matchAll(/(?:src|href)=["']\.\/([^"']+)["']/g)) {
+  PAGE_FILES.add(`/${file}`);
+  if (file.endsWith('.js') || file.endsWith('.css')) PAGE_FILES.add(`/${file}.map`);
+}
+

@@ -167,6 +167,15 @@ describe('served document, docs page and the response contract', () => {
     expect(init.text).toMatch(/"validatorUrl": null/);
   });
 
+  it('any other path under /docs is the API 404 problem, not the page, the stock demo or a plain-text 404', async () => {
+    for (const p of ['/docs/anything', '/docs/api/v1/groups', '/docs/index.html', '/docs/swagger-initializer.js', '/docs/package.json', '/docs/x/package.json']) {
+      const res = await app.http.get(p).expect(404);
+      expect(res.headers['content-type'], p).toMatch(/^application\/problem\+json/);
+      expect(res.body.status, p).toBe(404);
+    }
+    await app.http.get('/docs/swagger-ui.css.map').expect(200);
+  });
+
   it('a real walk through the group routes matches the document', async () => {
     const key = { 'X-API-Key': t.key };
     const created = await app.http.post('/api/v1/groups').set(key).send({ name: 'Doc', externalId: 'doc-1' }).expect(201);
