@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from './errors/app-error';
 import { KINDS } from './errors/classify';
 import { problem, problemOf, sendProblem } from './errors/problem';
+import { requestIdOf } from './observability/http';
 
 /** Node's HTTP parser error codes and what they mean to a client. */
 const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
@@ -39,8 +40,11 @@ export function answerClientErrors(server: Server): void {
   // `Expect` other than 100-continue: Node's own answer is a bare 417 (RFC 9110, section 10.1.1).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const detail = 'Only the expectation 100-continue is supported';
-    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: (req.url ?? '').split('?')[0] });
-    res.writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: (req.url ?? '').split('?')[0], requestId });
+    res
+      .writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' })
+      .end(body);
   });
 }
 

@@ -18,12 +18,17 @@ import { problem, type Problem } from '../errors/problem';
  *   src/observability/http.ts), with its request id, log line and metrics;
  * - HTTP/1.0 needs no `Host`: without one, the host is the address the request came in on
  *   (`_links.base` read `http://undefined`).
+ * - a Transfer-Encoding other than chunked is refused the same way (`CHUNKED`).
  * An origin-form target with one valid Host, nearly every request, costs a pattern test and a
  * pass over the header names.
  */
 export function normalizeTarget(req: IncomingMessage): void {
   const target = req.url ?? '';
   const { host } = req.headers;
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && !CHUNKED.test(coding)) {
+    return refuse(req, 'The only transfer coding accepted is chunked (compress a body with Content-Encoding)', '#/header/Transfer-Encoding');
+  }
   if (host !== undefined && !(HOST.test(host) && oneHost(req.rawHeaders))) {
     return refuse(req, 'The Host header must be one host name or address, with an optional port', '#/header/Host');
   }
@@ -57,6 +62,15 @@ export function normalizeTarget(req: IncomingMessage): void {
  * into every link of the answer (`Host: x/y?z` gave `_links.base` `http://x/y?z`).
  */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::\d{0,5})?$/;
+
+/**
+ * A request's Transfer-Encoding is chunked alone (RFC 9112, 6.1). Node's parser decodes the
+ * chunks of `gzip, chunked` and left the gzip on: the body was read as if it were not
+ * compressed (plain JSON sent so was created). The RFC's answer to a coding the server does not
+ * know is a 501; a client sending one is at fault, so it is a 400 naming the header, as every
+ * other malformed header here (docs/api.md).
+ */
+const CHUNKED = /^\s*chunked\s*$/i;
 
 function oneHost(raw: string[]): boolean {
   let seen = 0;

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type express from 'express';
 import type { Pool } from 'pg';
 import { problem, sendProblem } from '../errors/problem';
-import { REQUEST_ID } from './http';
+import { requestIdOf } from './http';
 
 /** How long readiness waits for `select 1` before it calls the database unreachable. */
 const READY_TIMEOUT_MS = 2000;
@@ -58,8 +57,7 @@ export class Health {
  * neither restarts the pod nor receives traffic.
  */
 export function bootResponder(req: IncomingMessage, res: ServerResponse): void {
-  const given = req.headers['x-request-id'];
-  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = requestIdOf(req.headers['x-request-id']);
   res.setHeader('X-Request-Id', requestId);
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && path === '/livez') {

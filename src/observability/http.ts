@@ -61,7 +61,11 @@ export function inRequestTrace<T>(res: Response, work: () => T): T {
 }
 
 /** The caller's own X-Request-Id when it is 1-128 visible ASCII characters. */
-export const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** The request's id: the caller's X-Request-Id when well-formed, else a new UUID. */
+export const requestIdOf = (given: string | string[] | undefined): string =>
+  typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 
 /** The label of a path no route served (404s, probes of unknown paths): one value, never the path. */
 export const UNMATCHED = 'unmatched';
@@ -97,8 +101,7 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
   return (req: Request, res: Response, next: NextFunction) => {
     // A target or host the server's first listener refused (src/http/request-target.ts).
     const refused = targetRefusal(req);
-    const given = req.get('x-request-id');
-    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdOf(req.headers['x-request-id']);
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     if (draining()) res.setHeader('Connection', 'close');

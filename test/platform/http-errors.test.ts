@@ -93,20 +93,37 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
     }
   });
 
+  it('a Transfer-Encoding other than chunked: 400 problem+json naming the header, nothing runs (gzip, chunked was read as plain)', async () => {
+    const body = '{"name":"te-coded"}';
+    const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    for (const coding of ['gzip, chunked', 'deflate, chunked', 'x-custom, chunked', 'gzip,chunked']) {
+      const res = await raw(`POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\n${close}\r\n${chunked}`);
+      expect(res.status, `${coding}: ${res.body}`).toBe(400);
+      expect(res.head).toMatch(/content-type: application\/problem\+json/i);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, errors: [{ pointer: '#/header/Transfer-Encoding' }] });
+    }
+    const groups = await app.http.get('/api/v1/groups?limit=100').set('X-API-Key', t.key);
+    expect(groups.body.results.map((g: { name: string }) => g.name)).not.toContain('te-coded');
+    const plain = await raw(`POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n${close}\r\n${chunked}`);
+    expect(plain.status, plain.body).toBe(201);
+  });
+
   it('HTTP/1.0 without Host: served, its links on the address the request came in on (was http://undefined)', async () => {
     const res = await raw(`GET /api/v1/groups?limit=1 HTTP/1.0\r\nX-API-Key: ${t.key}\r\n\r\n`);
     expect(res.status, res.body).toBe(200);
     expect(page(res)._links).toMatchObject({ base: `http://127.0.0.1:${port}`, self: `http://127.0.0.1:${port}/api/v1/groups?limit=1` });
   });
 
-  it('an Expect other than 100-continue: 417 problem+json naming the header; 100-continue is met', async () => {
+  it('an Expect other than 100-continue: 417 problem+json naming the header, with the request id; 100-continue is met', async () => {
     const body = '{"name":"expected"}';
     const head = (expect_: string) =>
       `POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: ${expect_}\r\n${close}\r\n${body}`;
-    const refused = await raw(head('fancy-feature'));
+    const refused = await raw(head('fancy-feature').replace('Host: x\r\n', 'Host: x\r\nX-Request-Id: rid-417\r\n'));
     expect(refused.status).toBe(417);
     expect(refused.head).toMatch(/content-type: application\/problem\+json/i);
-    expect(JSON.parse(refused.body)).toMatchObject({ status: 417, title: 'Expectation Failed', type: '/problems/expectation-failed', errors: [{ pointer: '#/header/Expect' }] });
+    expect(refused.head).toMatch(/^x-request-id: rid-417\r?$/im);
+    expect(JSON.parse(refused.body)).toMatchObject({ status: 417, title: 'Expectation Failed', type: '/problems/expectation-failed', errors: [{ pointer: '#/header/Expect' }], requestId: 'rid-417' });
+    expect((await raw(head('fancy-feature'))).head).toMatch(/^x-request-id: [0-9a-f-]{36}\r?$/im);
     const met = await raw(head('100-continue'));
     expect(met.head).toMatch(/^HTTP\/1\.1 100 Continue/);
     expect(met.body).toMatch(/HTTP\/1\.1 201 Created/);
