@@ -309,6 +309,36 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
     );
   }, opts.timeoutMs);
 
+  it(`${opts.runs} body framing (Transfer-Encoding, Content-Length, Content-Encoding): a create only when the body is read as sent, never 5xx`, async () => {
+    const coding = fc.constantFrom(undefined, 'chunked', 'Chunked', 'gzip, chunked', 'gzip,chunked', 'chunked, gzip', 'identity', 'deflate, chunked', 'compress, chunked', 'chunked, chunked', '');
+    const encoding = fc.constantFrom(undefined, 'identity', 'gzip', 'x-unknown');
+    await check(
+      fc.asyncProperty(coding, fc.boolean(), encoding, fc.boolean(), async (te, withLength, ce, gzipped) => {
+        const name = `framed-${Math.random().toString(36).slice(2)}`;
+        const json = Buffer.from(JSON.stringify({ name }));
+        const body = gzipped ? gzipSync(json) : json;
+        const framed = te === undefined ? body : Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
+        const head =
+          `POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+          (te === undefined ? '' : `Transfer-Encoding: ${te}\r\n`) +
+          (withLength || te === undefined ? `Content-Length: ${body.length}\r\n` : '') +
+          (ce === undefined ? '' : `Content-Encoding: ${ce}\r\n`);
+        const res = await rawHttp(port, Buffer.concat([Buffer.from(`${head}\r\n`), framed]));
+        const what = `TE ${te} CL ${withLength} CE ${ce} gzipped ${gzipped}: ${res.status} ${res.body.slice(0, 200)}`;
+        expect(res.status, what).toBeLessThan(500);
+        expect(res.head, what).toMatch(/^content-type: application\/(problem\+)?json/im);
+        // Created only when the framing is one the server reads whole: chunked alone or a length, and the body decoded as its Content-Encoding says.
+        const readAsSent = (te === undefined || /^chunked$/i.test(te)) && !(te !== undefined && withLength) && (gzipped ? ce === 'gzip' : ce === undefined || ce === 'identity');
+        expect(res.status === 201, what).toBe(readAsSent);
+        if (res.status === 201) {
+          const read = await app.http.get(`/api/v1/groups/${JSON.parse(res.body).id}`).set('X-API-Key', t.key);
+          expect(read.body.name, what).toBe(name);
+        }
+      }),
+      params,
+    );
+  }, opts.timeoutMs);
+
   it(`${opts.runs} unsupported methods on known paths: 405 problem+json with Allow, never 404 or 5xx`, async () => {
     await check(
       fc.asyncProperty(fc.constantFrom(...routes), fc.constantFrom(...METHODS), async (route, method) => {

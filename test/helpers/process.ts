@@ -69,7 +69,7 @@ export async function startService(env: Record<string, string>): Promise<Service
 }
 
 /** Sends raw bytes to `port` on 127.0.0.1; resolves with the status code, head and body once the server closes. */
-export function rawHttp(port: number, data: string): Promise<{ status: number; head: string; body: string; bodyBytes: Buffer }> {
+export function rawHttp(port: number, data: string | Buffer): Promise<{ status: number; head: string; body: string; bodyBytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
