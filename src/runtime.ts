@@ -1,10 +1,11 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { Pool } from 'pg';
 import type Redis from 'ioredis';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app';
 import { answerClientErrors } from './http-errors';
 import { normalizeTarget } from './http/request-target';
+import { upgradesToWebSocket } from './http/upgrade';
 import type { Config } from './config';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedServer } from './db/embedded';
 import { openOrm } from './db/orm';
@@ -143,7 +144,10 @@ export function listen(app: RequestListener, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     // The request target and Host first, before any listener reads them; a request without
     // Host gets through Node, to be answered as problem+json (src/http/request-target.ts).
-    const server = createServer({ requireHostHeader: false }, normalizeTarget);
+    // Only a WebSocket handshake on /graphql is upgraded; any other Upgrade is served as HTTP
+    // (src/http/upgrade.ts). @types/node 22 does not declare the option yet.
+    const options: ServerOptions & { shouldUpgradeCallback: (req: IncomingMessage) => boolean } = { requireHostHeader: false, shouldUpgradeCallback: upgradesToWebSocket };
+    const server = createServer(options, normalizeTarget);
     server.on('request', app);
     answerClientErrors(server);
     server.once('error', reject);

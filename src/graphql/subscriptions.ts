@@ -16,6 +16,7 @@ import { nulError } from './nul-check';
 import type { formatError } from './server';
 import type { Logger } from '../logger';
 import { depthError, JSON_MAX_DEPTH, tooDeep } from '../common/json-depth';
+import { refuseHandshake, SUBSCRIPTIONS_PATH } from '../http/upgrade';
 
 export interface SubscriptionLimits {
   /** The document limits of /graphql over HTTP: the same object, built once in app.ts. */
@@ -129,7 +130,8 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   const { schema, gate, limits, format } = deps;
   const rules: ValidationRule[] = [...specifiedRules, ...documentLimitRules(limits.document)];
   const slots = new Slots(limits);
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: limits.maxMessageBytes });
+  const wss = new WebSocketServer({ server, path: SUBSCRIPTIONS_PATH, maxPayload: limits.maxMessageBytes });
+  wss.on('wsClientError', refuseHandshake);
   const formatted = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
 
   // Open connections, checked again every keyRecheckMs (through the gate and its key cache, so

@@ -15,6 +15,7 @@ beforeAll(async () => {
   app = await startTestApp();
   t = await app.tenant();
   server = await listen(app.runtime.app, 0);
+  app.runtime.attach(server);
   port = (server.address() as net.AddressInfo).port;
 });
 afterAll(async () => {
@@ -129,6 +130,68 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
     expect(met.body).toMatch(/HTTP\/1\.1 201 Created/);
   });
 });
+
+describe('Upgrade: only a WebSocket handshake on /graphql is upgraded', () => {
+  const close = 'Connection: Upgrade, close\r\n';
+  const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+  const handshake = (target: string, extra = '') =>
+    `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n${extra}\r\n`;
+
+  it('any other Upgrade is served as plain HTTP (curl --http2 asks for h2c: every REST route was a plain-text 400, POST /graphql a 405)', async () => {
+    const h2c = `Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n${close}`;
+    const page = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\n${h2c}\r\n`);
+    expect(page.status, page.body).toBe(200);
+    expect(page.head).toMatch(/^content-type: application\/json/im);
+    const query = '{"query":"{ __typename }"}';
+    const graphql = await raw(`POST /graphql HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${query.length}\r\n${h2c}\r\n${query}`);
+    expect(graphql.status, graphql.body).toBe(200);
+    expect(JSON.parse(graphql.body)).toEqual({ data: { __typename: 'Query' } });
+    // A WebSocket handshake elsewhere than /graphql is the HTTP request it also is.
+    const elsewhere = await raw(handshake('/api/v1/groups?limit=1', `X-API-Key: ${t.key}\r\n`));
+    expect(elsewhere.status, elsewhere.body).toBe(200);
+    const unknown = await raw(handshake('/nowhere'));
+    expect(unknown.status).toBe(404);
+    expect(unknown.head).toMatch(/^content-type: application\/problem\+json/im);
+  });
+
+  it('a handshake on /graphql is upgraded, in origin or absolute form; one ws refuses is a 400 problem+json naming the header', async () => {
+    for (const target of ['/graphql', 'http://api.example.com/graphql']) {
+      const res = await rawHead(handshake(target));
+      expect(res, target).toMatch(/^HTTP\/1\.1 101 Switching Protocols/);
+      expect(res, target).toMatch(/^sec-websocket-protocol: graphql-transport-ws\r?$/im);
+    }
+    for (const [header, value] of [
+      ['Sec-WebSocket-Key', 'short'],
+      ['Sec-WebSocket-Version', '12'],
+      ['Sec-WebSocket-Protocol', 'a b'],
+    ]) {
+      const bad = handshake('/graphql', 'X-Request-Id: rid-ws\r\n').replace(new RegExp(`${header}: [^\\r]*`), `${header}: ${value}`);
+      const res = await raw(bad);
+      expect(res.status, `${header}: ${res.body}`).toBe(400);
+      expect(res.head).toMatch(/^content-type: application\/problem\+json/im);
+      expect(res.head).toMatch(/^x-request-id: rid-ws\r?$/im);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, instance: '/graphql', requestId: 'rid-ws', errors: [{ pointer: `#/header/${header}` }] });
+    }
+  });
+});
+
+/** The head of the answer to `data`, read until the blank line (a 101's socket stays open). */
+function rawHead(data: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(got.slice(0, got.indexOf('\r\n\r\n')));
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+    socket.write(data);
+  });
+}
 
 describe('405 for a known path with another method', () => {
   it('REST: Allow derived from the route table', async () => {
