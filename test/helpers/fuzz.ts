@@ -140,6 +140,7 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
     t = await app.tenant({ rateLimitPerHour: 10_000_000 });
     await app.http.post('/api/v1/groups').set('X-API-Key', t.key).send({ name: 'seed', externalId: 'seed' });
     server = await listen(app.runtime.app, 0);
+    app.runtime.attach(server);
     port = (server.address() as net.AddressInfo).port;
   });
   afterAll(async () => {
@@ -283,7 +284,7 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
     );
   }, opts.timeoutMs);
 
-  it(`${opts.runs} request targets and Host values (absolute form, any authority, any Host, none, two): JSON or problem+json, links on one host, never 5xx`, async () => {
+  it(`${opts.runs} request targets, Host and Upgrade values (absolute form, any authority, any Host, none, two; any Upgrade): JSON or problem+json, links on one host, never 5xx`, async () => {
     // Visible ASCII and space, as a request line or a header value can carry them (Node's parser refuses the rest: 400).
     const text = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
     const authority = fc.oneof(text(30), fc.constantFrom('api.example.com', 'api.example.com:8443', '[::1]:1', '', 'a@b', 'h:99999', '%zz'));
@@ -293,10 +294,11 @@ export function attackSuite(opts: { runs: number; timeoutMs: number; seed: numbe
     );
     const host = fc.oneof(fc.constant(undefined), fc.constant('x'), text(30), fc.tuple(text(10), text(10)));
     await check(
-      fc.asyncProperty(target, host, fc.constantFrom('1.1', '1.0'), async (tgt, h, version) => {
+      fc.asyncProperty(target, host, fc.constantFrom('1.1', '1.0'), fc.constantFrom(undefined, 'h2c', 'websocket', 'WebSocket', 'TLS/1.2'), async (tgt, h, version, upgrade) => {
         const hosts = h === undefined ? '' : Array.isArray(h) ? `Host: ${h[0]}\r\nHost: ${h[1]}\r\n` : `Host: ${h}\r\n`;
-        const res = await rawHttp(port, `GET ${tgt} HTTP/${version}\r\n${hosts}X-API-Key: ${t.key}\r\nConnection: close\r\n\r\n`);
-        const what = `${tgt} ${JSON.stringify(h)} ${version}: ${res.status} ${res.body.slice(0, 200)}`;
+        const upgrading = upgrade === undefined ? 'Connection: close\r\n' : `Connection: Upgrade, close\r\nUpgrade: ${upgrade}\r\n`;
+        const res = await rawHttp(port, `GET ${tgt} HTTP/${version}\r\n${hosts}X-API-Key: ${t.key}\r\n${upgrading}\r\n`);
+        const what = `${tgt} ${JSON.stringify(h)} ${version} ${upgrade}: ${res.status} ${res.body.slice(0, 200)}`;
         expect(res.status, what).toBeLessThan(500);
         expect(res.head, what).toMatch(/^content-type: application\/(problem\+)?json/im);
         if (res.status === 200) {
