@@ -25,7 +25,7 @@ import type { Health } from './observability/health';
 import { inRequestTrace, labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
-import { checkPathParams } from './rest/path-params';
+import { checkPathParams, checkQueryEncoding } from './rest/path-params';
 import { bodyPointer } from './rest/params';
 import { limitJsonDepth } from './common/json-depth';
 import { utf8Only } from './http/utf8-body';
@@ -142,7 +142,7 @@ export async function createApp(deps: AppDeps) {
     }
     sendProblem(res, problemOf(outcome.code, outcome.detail), outcome.retryAfter);
   });
-  v1.use(checkPathParams(routes.map((r) => r.path)));
+  v1.use(checkPathParams(routes.map((r) => r.path)), checkQueryEncoding);
   v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, jsonMaxDepth: config.jsonMaxDepth }));
   v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));

@@ -1,3 +1,4 @@
+import { unescape } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import { problem, sendProblem } from '../errors/problem';
 
@@ -41,4 +42,26 @@ export function checkPathParams(paths: string[]) {
     }));
     sendProblem(res, problem(400, errors.length === 1 ? errors[0].detail : 'The path has malformed parameters', errors));
   };
+}
+
+/**
+ * The same check for the query string: a parameter whose name or value is not valid
+ * percent-encoded UTF-8 (`?q=%FF`, `?limit=%zz`) is a 400 problem+json naming it
+ * (`#/query/q`). Express's parser (node:querystring) decodes such bytes to U+FFFD, so
+ * `?q=%FF` searched for U+FFFD and answered a 200. Costs nothing on a query without `%`.
+ */
+export function checkQueryEncoding(req: Request, res: Response, next: NextFunction): void {
+  const url = req.url;
+  const start = url.indexOf('?');
+  if (start < 0 || url.indexOf('%', start) < 0) return next();
+  const bad = new Set<string>();
+  for (const pair of url.slice(start + 1).split('&')) {
+    if (!pair.includes('%')) continue;
+    const eq = pair.indexOf('=');
+    const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' ');
+    if (malformed(name) || (eq >= 0 && malformed(pair.slice(eq + 1).replace(/\+/g, ' ')))) bad.add(unescape(name));
+  }
+  if (!bad.size) return next();
+  const errors = [...bad].map((name) => ({ pointer: `#/query/${name}`, detail: `${name} is not valid percent-encoded UTF-8` }));
+  sendProblem(res, problem(400, errors.length === 1 ? errors[0].detail : 'The query string has malformed parameters', errors));
 }

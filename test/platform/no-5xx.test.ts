@@ -40,6 +40,30 @@ const send = (method: string, path: string, body?: unknown, headers: Record<stri
 
 const deep = (n: number, inner = '') => '['.repeat(n) + inner + ']'.repeat(n);
 
+describe('malformed percent-encoding in a query parameter', () => {
+  it('is a 400 problem+json naming the parameter, name or value, and changes nothing (it was read as U+FFFD: ?q=%FF searched for it)', async () => {
+    for (const bad of ['%FF', '%zz', '%', '%E0%A4%A', '%ED%A0%80', 'a%2']) {
+      for (const [url, name] of [
+        [`/api/v1/groups?q=${bad}`, 'q'],
+        [`/api/v1/members?limit=5&fields=${bad}`, 'fields'],
+        [`/api/v1/groups?sort=name&x${bad}=1`, 'x'],
+      ] as const) {
+        const res = await send('GET', url);
+        expect(res.status, `${url}: ${res.text}`).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.errors?.[0]?.pointer, url).toMatch(new RegExp(`^#/query/${name}`));
+      }
+    }
+    const post = await send('POST', '/api/v1/groups?key=%FF', { name: 'never' });
+    expect(post.status, post.text).toBe(400);
+    expect((await send('GET', '/api/v1/groups?q=never')).body.results).toEqual([]);
+    // Well-formed encodings, plus signs and bare names pass.
+    for (const url of ['/api/v1/groups?q=%C3%A9t%C3%A9', '/api/v1/groups?q=a+b', '/api/v1/groups?q=100%25', '/api/v1/groups?flag&q=x']) {
+      expect((await send('GET', url)).status, url).toBe(200);
+    }
+  });
+});
+
 describe('malformed percent-encoding in a path parameter', () => {
   const MALFORMED = ['%zz', '%', '%E0%A4%A', '%C0%AE%C0%AE', '%ED%A0%80', 'a%2', '%%'];
   const paramRoutes = [...new Set(routes.filter((r) => r.path.includes(':')).map((r) => r.path))];
