@@ -18,7 +18,7 @@ import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
 import { nestingError, type QueryLimits } from './graphql/limits';
 import { CALLER_LINE, CallerQueue, callerLine } from './http/caller-queue';
-import { methodNotAllowed } from './http-errors';
+import { answerOptions, methodNotAllowed } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
 import type { Health } from './observability/health';
@@ -32,6 +32,7 @@ import { utf8Only } from './http/utf8-body';
 import { routes } from './rest/routes';
 import { openApiJson } from './openapi';
 import { mountOpenApi } from './openapi/http';
+import { DOCUMENT_PATH } from './openapi/document';
 import { graphqlIdempotency } from './graphql/idempotency';
 import type { GateOutcome } from './auth/gate';
 import { mountIde } from './graphql/ide';
@@ -114,6 +115,22 @@ export async function createApp(deps: AppDeps) {
     );
   }
 
+  // OPTIONS on a known path: 204 with Allow, before any key is asked for.
+  const restPaths = routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }));
+  const fixedPaths = [
+    { path: '/health', methods: ['GET'] },
+    { path: '/ready', methods: ['GET'] },
+    { path: '/livez', methods: ['GET'] },
+    { path: '/readyz', methods: ['GET'] },
+    ...(metrics && config.metricsPort === undefined ? [{ path: '/metrics', methods: ['GET'] }] : []),
+  ];
+  const graphqlPath = { path: '/graphql', methods: ['GET', 'POST'] };
+  const documentPaths = [
+    { path: `/api/v1${DOCUMENT_PATH}`, methods: ['GET'] },
+    { path: '/docs', methods: ['GET'] },
+  ];
+  app.use(answerOptions([...restPaths, graphqlPath, ...fixedPaths, ...documentPaths]));
+
   // /livez and /readyz (Kubernetes probes), /health and /ready their aliases: no key.
   health.mount(app);
   // Without METRICS_PORT the scrape shares the service's port (main.ts serves it otherwise).
@@ -144,14 +161,14 @@ export async function createApp(deps: AppDeps) {
   });
   v1.use(checkPathParams(routes.map((r) => r.path)), checkQueryEncoding);
   v1.use(createFacade(routes, { schema, em, pool, state, logger, publicBaseUrl: config.publicBaseUrl, jit: config.graphqlJit, jsonMaxDepth: config.jsonMaxDepth }));
-  v1.use(methodNotAllowed(routes.map((r) => ({ path: `/api/v1${r.path}`, methods: [r.method] }))));
+  v1.use(methodNotAllowed([...restPaths, documentPaths[0]]));
   v1.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.baseUrl}${req.path}`)));
   app.use('/api/v1', v1);
 
   if (config.graphqlSandbox) mountIde(app);
   app.use(
     '/graphql',
-    methodNotAllowed([{ path: '/graphql', methods: ['GET', 'POST'] }]),
+    methodNotAllowed([graphqlPath]),
     // HEAD: answered as GET (Apollo serves only GET and POST); Node sends no body for a HEAD request.
     (req: Request, _res: Response, next: NextFunction) => {
       if (req.method === 'HEAD') req.method = 'GET';
@@ -184,15 +201,7 @@ export async function createApp(deps: AppDeps) {
     }),
   );
 
-  app.use(
-    methodNotAllowed([
-      { path: '/health', methods: ['GET'] },
-      { path: '/ready', methods: ['GET'] },
-      { path: '/livez', methods: ['GET'] },
-      { path: '/readyz', methods: ['GET'] },
-      ...(metrics && config.metricsPort === undefined ? [{ path: '/metrics', methods: ['GET'] }] : []),
-    ]),
-  );
+  app.use(methodNotAllowed([...fixedPaths, ...documentPaths]));
   app.use((req, res) => sendProblem(res, problem(404, `No route ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
 

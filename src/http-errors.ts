@@ -58,6 +58,39 @@ export interface KnownPath {
  * from the route table (REST) and the few fixed endpoints. Unknown paths fall through to 404.
  */
 export function methodNotAllowed(known: KnownPath[]) {
+  const { allowedAt, everywhere } = methodTable(known);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (everywhere.has(req.method)) return next();
+    const path = req.baseUrl + req.path;
+    const allowed = allowedAt(path);
+    // HEAD is GET without the body wherever GET is served (Express routes it so; /graphql: src/app.ts).
+    if (!allowed.size || allowed.has(req.method)) return next();
+    const allow = [...allowed].sort().join(', ');
+    res.setHeader('Allow', allow);
+    sendProblem(res, problem(KINDS.METHOD_NOT_ALLOWED.status, `${req.method} is not supported on ${path}; allowed: ${allow}`));
+  };
+}
+
+/**
+ * `OPTIONS` on a known path (RFC 9110, 9.3.7): 204 with `Allow`, the same list a 405 there
+ * gives, before the key gate (it tells nothing of any community). Express answered it on REST
+ * routes with a 200 `text/plain` body of the methods and only with a key, `/docs` with the
+ * page, the fixed endpoints with a 405. With CORS_ORIGINS set, the CORS middleware before this
+ * one answers every OPTIONS (preflights) itself. An unknown path goes on (404).
+ */
+export function answerOptions(known: KnownPath[]) {
+  const { allowedAt } = methodTable(known);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'OPTIONS') return next();
+    const allowed = allowedAt(req.path);
+    if (!allowed.size) return next();
+    res.setHeader('Allow', [...allowed].sort().join(', '));
+    res.status(204).end();
+  };
+}
+
+/** The methods of each known path (`:name` matches one segment; a trailing slash is the same path), HEAD wherever GET is. */
+function methodTable(known: KnownPath[]) {
   const table = new Map<RegExp, Set<string>>();
   for (const { path, methods } of known) {
     const re = new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}/?$`);
@@ -68,16 +101,11 @@ export function methodNotAllowed(known: KnownPath[]) {
   // A method every known path allows passes without matching the path (GET and POST on /graphql).
   const [first, ...rest] = table.values();
   const everywhere = new Set([...(first ?? [])].filter((m) => rest.every((methods) => methods.has(m))));
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (everywhere.has(req.method)) return next();
-    const path = req.baseUrl + req.path;
+  const allowedAt = (path: string): Set<string> => {
     const allowed = new Set<string>();
     for (const [re, methods] of table) if (re.test(path)) methods.forEach((m) => allowed.add(m));
-    // HEAD is GET without the body wherever GET is served (Express routes it so; /graphql: src/app.ts).
-    if (!allowed.size || allowed.has(req.method) || (req.method === 'HEAD' && allowed.has('GET'))) return next();
     if (allowed.has('GET')) allowed.add('HEAD');
-    const allow = [...allowed].sort().join(', ');
-    res.setHeader('Allow', allow);
-    sendProblem(res, problem(KINDS.METHOD_NOT_ALLOWED.status, `${req.method} is not supported on ${path}; allowed: ${allow}`));
+    return allowed;
   };
+  return { allowedAt, everywhere };
 }

@@ -33,7 +33,7 @@ export function mountOpenApi(app: Pick<Express, 'get' | 'use'>, json: () => stri
   });
   // serveFiles (not the shared `serve`) keeps the init script per app instance; `/docs` redirects to `/docs/`.
   const ui = Router().use(...swaggerUi.serveFiles(undefined, UI_OPTIONS), swaggerUi.setup(undefined, UI_OPTIONS));
-  app.use('/docs', (req, res, next) => (PAGE_FILES.has(req.path) ? ui(req, res, next) : next()));
+  app.use('/docs', (req, res, next) => ((req.method === 'GET' || req.method === 'HEAD') && PAGE_FILES.has(req.path) ? ui(req, res, next) : next()));
 }
 
 /**

@@ -226,6 +226,32 @@ describe('405 for a known path with another method', () => {
     expect(graphql.headers['content-type']).toMatch(/application\/problem\+json/);
     expect(graphql.headers.allow).toBe('GET, HEAD, POST');
   });
+
+  it('OPTIONS on a known path: 204 with the Allow a 405 there gives, without a key (REST was a 200 text/plain only with a key, /docs the page, the fixed endpoints a 405)', async () => {
+    for (const [path, allow] of [
+      ['/api/v1/groups', 'GET, HEAD, POST'],
+      ['/api/v1/groups/some-id', 'DELETE, GET, HEAD, PATCH'],
+      ['/api/v1/notifications', 'POST'],
+      ['/api/v1/openapi.json', 'GET, HEAD'],
+      ['/graphql', 'GET, HEAD, POST'],
+      ['/livez', 'GET, HEAD'],
+      ['/docs/', 'GET, HEAD'],
+    ]) {
+      const res = await app.http.options(path);
+      expect(res.status, path).toBe(204);
+      expect(res.headers.allow, path).toBe(allow);
+      expect(res.text ?? '', path).toBe('');
+      if (path !== '/api/v1/openapi.json' && !path.startsWith('/docs')) {
+        const refused = await app.http.put(path).set('X-API-Key', t.key);
+        expect(refused.status, path).toBe(405);
+        expect(refused.headers.allow, `PUT ${path}`).toBe(allow);
+      }
+    }
+    for (const path of ['/nowhere', '/docs/swagger-ui.css']) expectProblem(await app.http.options(path), 404);
+    const post = await app.http.post('/docs/');
+    expectProblem(post, 405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
 });
 
 describe('the query string', () => {
