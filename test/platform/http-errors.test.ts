@@ -134,8 +134,9 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
 describe('Upgrade: only a WebSocket handshake on /graphql is upgraded', () => {
   const close = 'Connection: Upgrade, close\r\n';
   const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+  // An answer other than 101 closes the connection (`close`), so rawHttp reads it whole at once.
   const handshake = (target: string, extra = '') =>
-    `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n${extra}\r\n`;
+    `GET ${target} HTTP/1.1\r\nHost: x\r\n${close}Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n${extra}\r\n`;
 
   it('any other Upgrade is served as plain HTTP (curl --http2 asks for h2c: every REST route was a plain-text 400, POST /graphql a 405)', async () => {
     const h2c = `Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n${close}`;
