@@ -98,6 +98,18 @@ const REFUSED_CODES: Record<string, { code: ErrorCode; detail: (column: string |
   '22008': { code: 'VALIDATION', detail: () => 'A date or time is out of range' },
 };
 
+const NOT_AN_OBJECT = 'The body must be a JSON object';
+
+function isJson(text: unknown): boolean {
+  if (typeof text !== 'string') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Express body-parser error types. */
 const BODY_ERRORS: Record<string, Omit<Classified, 'status'>> = {
   'entity.too.large': { code: 'PAYLOAD_TOO_LARGE', detail: 'The request body exceeds 1mb', issues: [] },
@@ -144,6 +156,10 @@ export function classify(error: unknown): Classified {
     // knex's pool (`KnexTimeoutError`) and pg's connect timeout: the pool is exhausted or the database is away.
     if (e.name === 'KnexTimeoutError' || /Timeout acquiring a connection|Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message ?? '')) {
       return make('UNAVAILABLE', UNAVAILABLE_DETAIL);
+    }
+    if (e.type === 'entity.parse.failed' && isJson((e as { body?: unknown }).body)) {
+      // body-parser's strict mode (/graphql) refuses JSON that is not an object or array: `null`, `"x"`, `1`.
+      return make('VALIDATION', NOT_AN_OBJECT, [{ path: [], detail: NOT_AN_OBJECT }]);
     }
     if (e.type && BODY_ERRORS[e.type]) {
       const b = BODY_ERRORS[e.type];

@@ -192,6 +192,18 @@ describe('deeply nested JSON', () => {
 });
 
 describe('GraphQL documents of unexpected shapes', () => {
+  it('a body that is JSON but no object (null, a string, a number): 400 problem+json saying so, as on REST (it said "not valid JSON")', async () => {
+    for (const body of ['null', '"query"', '1', 'true']) {
+      for (const path of ['/graphql', '/api/v1/groups']) {
+        const res = await send('POST', path, body);
+        expect(res.status, `${path} ${body}`).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.detail, `${path} ${body}`).toMatch(/^The body must (be a JSON object|not be null)$/);
+      }
+    }
+    expect((await send('POST', '/graphql', '{"query":')).body.detail).toBe('The request body is not valid JSON');
+  });
+
   it('an operationName the document does not define: 400 OPERATION_RESOLUTION_FAILURE, also once compiled', async () => {
     for (let i = 0; i < 3; i++) {
       const res = await send('POST', '/graphql', { query: 'query A { groups { size } }', operationName: 'Z' });
