@@ -1,9 +1,10 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from './errors/app-error';
 import { KINDS } from './errors/classify';
-import { problem, problemOf, sendProblem } from './errors/problem';
+import { problem, problemOf, sendProblem, type Problem } from './errors/problem';
 import { requestIdOf } from './observability/http';
 
 /** Node's HTTP parser error codes and what they mean to a client. */
@@ -27,15 +28,9 @@ export function answerClientErrors(server: Server): void {
     }
     const known = err.code ? PARSER[err.code] : undefined;
     const code = known?.code ?? 'VALIDATION';
-    const kind = KINDS[code];
-    const body = JSON.stringify(problemOf(code, known?.detail ?? 'The request could not be parsed as HTTP'));
-    socket.end(
-      `HTTP/1.1 ${kind.status} ${kind.title}\r\n` +
-        'Content-Type: application/problem+json\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+    // The headers were not parsed: the request id is a new one, the path read off the request line when it can be.
+    const rawPacket = (err as { rawPacket?: Buffer }).rawPacket;
+    endWithProblem(socket, problemOf(code, known?.detail ?? 'The request could not be parsed as HTTP'), pathOfRequestLine(rawPacket), randomUUID());
   });
   // `Expect` other than 100-continue: Node's own answer is a bare 417 (RFC 9110, section 10.1.1).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -46,6 +41,32 @@ export function answerClientErrors(server: Server): void {
       .writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' })
       .end(body);
   });
+}
+
+/**
+ * Writes a problem as a whole HTTP/1.1 answer on a socket Express never saw (a parser error, a
+ * refused WebSocket handshake) and closes it: with `instance` and `requestId` in the body and
+ * `X-Request-Id`, as every problem of the service has them (the OpenAPI document requires both).
+ */
+export function endWithProblem(socket: Duplex, p: Problem, instance: string, requestId: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ ...p, instance, requestId });
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.once('finish', () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${p.status} ${STATUS_CODES[p.status]}\r\n` +
+      'Content-Type: application/problem+json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      extra.join('') +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** The path of a request line Node could not parse (`GET /a?b HTTP/1.1` -> `/a`), or `/`. */
+function pathOfRequestLine(raw: Buffer | undefined): string {
+  const line = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\/[\x21-\x7e]{0,2047})[ ?]/.exec(raw?.subarray(0, 2100).toString('latin1') ?? '');
+  return line ? line[1].split('?')[0] : '/';
 }
 
 export interface KnownPath {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { problem } from '../errors/problem';
+import { endWithProblem } from '../http-errors';
 import { requestIdOf } from '../observability/http';
 import { normalizeTarget, targetRefusal } from './request-target';
 
@@ -48,20 +49,7 @@ export function refuseHandshake(err: Error, socket: Duplex, req: IncomingMessage
   }
   const header = HANDSHAKE_HEADERS.find(([re]) => re.test(err.message))?.[1];
   const detail = `The WebSocket handshake was refused: ${err.message}`;
-  const requestId = requestIdOf(req.headers['x-request-id']);
-  const body = JSON.stringify({
-    ...problem(400, detail, header ? [{ pointer: `#/header/${header}`, detail }] : undefined),
-    instance: SUBSCRIPTIONS_PATH,
-    requestId,
-  });
-  socket.once('finish', () => socket.destroy());
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      'Content-Type: application/problem+json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      (header === 'Sec-WebSocket-Version' ? 'Sec-WebSocket-Version: 13, 8\r\n' : '') +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+  const refusal = problem(400, detail, header ? [{ pointer: `#/header/${header}`, detail }] : undefined);
+  const headers: Record<string, string> = header === 'Sec-WebSocket-Version' ? { 'Sec-WebSocket-Version': '13, 8' } : {};
+  endWithProblem(socket, refusal, SUBSCRIPTIONS_PATH, requestIdOf(req.headers['x-request-id']), headers);
 }

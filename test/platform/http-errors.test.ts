@@ -33,7 +33,10 @@ describe("Node's HTTP parser errors are problem+json", () => {
     ]) {
       expect(res.status).toBe(431);
       expect(res.head).toMatch(/content-type: application\/problem\+json/i);
-      expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.any(String) });
+      // Every member and header the document's Problem has, as any other answer of the service.
+      const requestId = /^x-request-id: ([0-9a-f-]{36})\r?$/im.exec(res.head)?.[1];
+      expect(requestId).toBeDefined();
+      expect(JSON.parse(res.body)).toMatchObject({ status: 431, title: 'Request Header Fields Too Large', detail: expect.any(String), instance: expect.stringMatching(/^\/(api\/v1\/groups|health)$/), requestId });
     }
   });
 
@@ -41,7 +44,12 @@ describe("Node's HTTP parser errors are problem+json", () => {
     const res = await raw('NOT AN HTTP REQUEST\r\n\r\n');
     expect(res.status).toBe(400);
     expect(res.head).toMatch(/content-type: application\/problem\+json/i);
-    expect(JSON.parse(res.body)).toMatchObject({ status: 400, type: '/problems/validation-error' });
+    expect(res.head).toMatch(/^x-request-id: [0-9a-f-]{36}\r?$/im);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, type: '/problems/validation-error', instance: '/', requestId: expect.any(String) });
+    // A header Node refuses (a control byte in its value): the path of the request line is the instance.
+    const header = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: x\r\nX-Odd: a\x01b\r\n\r\n`);
+    expect(header.status).toBe(400);
+    expect(JSON.parse(header.body)).toMatchObject({ status: 400, instance: '/api/v1/groups' });
   });
 });
 
