@@ -98,6 +98,8 @@ const REFUSED_CODES: Record<string, { code: ErrorCode; detail: (column: string |
   '22008': { code: 'VALIDATION', detail: () => 'A date or time is out of range' },
 };
 
+const isErrorCode = (code: unknown): code is ErrorCode => typeof code === 'string' && Object.hasOwn(KINDS, code);
+
 const NOT_AN_OBJECT = 'The body must be a JSON object';
 
 function isJson(text: unknown): boolean {
@@ -142,6 +144,13 @@ export function classify(error: unknown): Classified {
   let current: unknown = error;
   for (let depth = 0; current && depth < 6; depth++) {
     if (current instanceof AppError) return make(current.code, current.message, current.issues);
+    // An AppError a statement failed with (an Idempotency-Key's lookup vetoing the operation's first
+    // statement: src/http/idempotency.ts), converted by MikroORM: its DriverException copies the
+    // error's own properties, so the code is one of ours, never a 5-character SQLSTATE.
+    if (current instanceof DriverException && isErrorCode((current as { code?: unknown }).code)) {
+      const issues = (current as { issues?: FieldIssue[] }).issues;
+      return make((current as unknown as { code: ErrorCode }).code, current.message, Array.isArray(issues) ? issues : []);
+    }
     if (current instanceof BusyError) return make('UNAVAILABLE', current.reason);
     const e = current as { code?: string; name?: string; message?: string; type?: string; status?: number; column?: string; detail?: string };
     if (e.code === BUSY) return make('UNAVAILABLE', e.message ?? UNAVAILABLE_DETAIL);

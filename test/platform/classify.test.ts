@@ -1,4 +1,4 @@
-import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import { DriverException, ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error';
@@ -12,6 +12,13 @@ describe('classify', () => {
     const app = new AppError('CONFLICT', 'taken', [{ path: ['input', 'externalId'], detail: 'taken' }]);
     const wrapped = new GraphQLError('wrapped', { originalError: app });
     expect(classify(wrapped)).toEqual({ code: 'CONFLICT', status: 409, detail: 'taken', issues: app.issues });
+  });
+
+  it('an AppError a statement failed with and MikroORM converted (its DriverException copies own properties) keeps its code and issues', () => {
+    const app = new AppError('CONFLICT', 'This Idempotency-Key already has its answer', [{ path: ['x'], detail: 'taken' }]);
+    expect(classify(new DriverException(app))).toEqual({ code: 'CONFLICT', status: 409, detail: app.message, issues: app.issues });
+    // A real SQLSTATE is not one of ours: a driver error with an unknown code stays INTERNAL.
+    expect(classify(new DriverException(pg('XX000'))).code).toBe('INTERNAL');
   });
 
   it.each([

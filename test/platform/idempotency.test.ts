@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { ADMIN_TOKEN, startTestApp, type TestApp, type Tenant } from '../helpers/app';
+import { testDatabaseUrl } from '../helpers/database';
+import { serviceTenant, startService } from '../helpers/process';
 import { sqlWith } from '../helpers/jobs';
 import { sleep } from '../helpers/jobs';
 import { expectProblem } from '../helpers/problem';
@@ -244,3 +246,30 @@ describe('Idempotency-Key on POST', () => {
   });
 });
 
+
+describe('a key answered again is a client outcome, not an error in the log', () => {
+  it('a replay, a reuse with another body and a concurrent duplicate log no error line (each logged a DriverException with its SQL and values)', async () => {
+    const service = await startService({ DATABASE_URL: testDatabaseUrl(), ADMIN_TOKEN, LOG_LEVEL: 'warn' });
+    try {
+      const { key } = await serviceTenant(service.url, ADMIN_TOKEN, 'quiet log');
+      const post = (idem: string, body: object) =>
+        fetch(`${service.url}/api/v1/members`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key, 'idempotency-key': idem },
+          body: JSON.stringify(body),
+        });
+      const ada = { externalId: 'ada', emailAddress: 'ada@example.org' };
+      expect((await post('quiet-1', ada)).status).toBe(201);
+      expect((await post('quiet-1', ada)).headers.get('idempotent-replayed')).toBe('true');
+      expect((await post('quiet-1', { ...ada, firstName: 'Ada' })).status).toBe(422);
+      const pair = await Promise.all([1, 2, 3, 4].map(() => post('quiet-2', { externalId: 'bob', emailAddress: 'bob@example.org' })));
+      expect(pair.map((r) => r.status).every((s) => s === 201 || s === 409)).toBe(true);
+      await sleep(200);
+      const errors = service.output().split('\n').filter((line) => /"level":(50|60)/.test(line));
+      expect(errors).toEqual([]);
+      expect(service.output()).not.toContain('ada@example.org');
+    } finally {
+      await service.stop();
+    }
+  }, 120_000);
+});
