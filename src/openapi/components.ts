@@ -1,4 +1,5 @@
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../common/pagination';
+import { MAX_INT } from '../rest/params';
 import type { JsonSchema } from './json-schema';
 import { ref } from './ref';
 import { REPLAYED_HEADER, STORED_ERRORS } from '../http/idempotency';
@@ -139,7 +140,7 @@ export const parameterComponents = {
     name: 'skip',
     in: 'query',
     description: 'Number of records skipped from the start (zero-based offset).',
-    schema: { type: 'integer', minimum: 0, default: 0 },
+    schema: { type: 'integer', minimum: 0, maximum: MAX_INT, default: 0 },
     example: 0,
   },
   ...safetyParameters,

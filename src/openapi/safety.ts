@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 import type { CompiledRoute } from '../rest/compile';
-import { hasEtag, takesIfMatch, takesModifiedSince } from '../rest/conditional';
+import { ENTITY_TAG, hasEtag, takesIfMatch, takesModifiedSince } from '../rest/conditional';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_TTL_HOURS, REPLAYED_HEADER } from '../http/idempotency';
 import { ref } from './ref';
 
@@ -38,8 +38,9 @@ export const safetyParameters = {
     required: false,
     description:
       'The ETag the change is based on (or *): the write happens only if the record still has it, else 412. ' +
-      'Checked and written in one transaction.',
-    schema: { type: 'string' },
+      'Checked and written in one transaction. Anything but one entity tag or * is a 400.',
+    // What ifMatchVersion takes: `*`, or one entity tag (a weak one is taken and never matches: 412).
+    schema: { type: 'string', pattern: `^(\\*|${ENTITY_TAG.source.slice(1, -1)})$` },
   },
   'Consistency-Token': {
     name: 'Consistency-Token',

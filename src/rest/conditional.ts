@@ -73,7 +73,8 @@ export function noneMatchHit(req: Request, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7E]*)"$/;
+/** One entity tag (RFC 9110, 8.8.3); also the OpenAPI document's If-Match pattern (src/openapi/safety.ts). */
+export const ENTITY_TAG = /^(W\/)?"([\x21\x23-\x7E]*)"$/;
 
 /**
  * The `expectedVersion` an If-Match asks for: undefined without the header or with `*`

@@ -14,10 +14,18 @@ export function single(req: Request, name: string, issues: QueryIssue[]): string
   return value;
 }
 
+/** The largest integer a query parameter may be: GraphQL's Int, which the operations take (the OpenAPI document's `maximum`). */
+export const MAX_INT = 2 ** 31 - 1;
+
 export function intParam(req: Request, name: string, issues: QueryIssue[]): number | undefined {
   const raw = single(req, name, issues);
   if (raw === undefined) return undefined;
-  if (!/^-?\d{1,10}$/.test(raw) || Math.abs(Number(raw)) > 2 ** 31 - 1) {
+  if (/^\d+$/.test(raw) && Number(raw) > MAX_INT) {
+    // An integer still, only too large: say so (it was "must be an integer").
+    issues.push({ pointer: `#/query/${name}`, detail: `${name} must be at most ${MAX_INT}` });
+    return undefined;
+  }
+  if (!/^-?\d{1,10}$/.test(raw) || Math.abs(Number(raw)) > MAX_INT) {
     issues.push({ pointer: `#/query/${name}`, detail: `${name} must be an integer` });
     return undefined;
   }

@@ -45,10 +45,16 @@ describe('intParam', () => {
     expect(intParam(query({ limit: '-5' }), 'limit', issues)).toBe(-5);
     expect(intParam(query({ limit: '2147483647' }), 'limit', issues)).toBe(2 ** 31 - 1);
     expect(issues).toEqual([]);
-    for (const bad of ['2147483648', '1.5', '1e3', '', ' 1', '0x10']) {
+    for (const bad of ['1.5', '1e3', '', ' 1', '0x10', '-2147483648']) {
       const found: QueryIssue[] = [];
       expect(intParam(query({ limit: bad }), 'limit', found)).toBeUndefined();
       expect(found).toEqual([{ pointer: '#/query/limit', detail: 'limit must be an integer' }]);
+    }
+    // An integer past the document's maximum is told so (it said "must be an integer").
+    for (const big of ['2147483648', '9'.repeat(400)]) {
+      const found: QueryIssue[] = [];
+      expect(intParam(query({ skip: big }), 'skip', found)).toBeUndefined();
+      expect(found).toEqual([{ pointer: '#/query/skip', detail: 'skip must be at most 2147483647' }]);
     }
   });
 });
