@@ -30,7 +30,10 @@ export function answerClientErrors(server: Server): void {
     const code = known?.code ?? 'VALIDATION';
     // The headers were not parsed: the request id is a new one, the path read off the request line when it can be.
     const rawPacket = (err as { rawPacket?: Buffer }).rawPacket;
-    endWithProblem(socket, problemOf(code, known?.detail ?? 'The request could not be parsed as HTTP'), pathOfRequestLine(rawPacket), randomUUID());
+    const detail = known?.detail ?? 'The request could not be parsed as HTTP';
+    const at = known ? undefined : whereUnparsable(err.code, rawPacket);
+    const refusal = at ? problemOf(code, at.detail, [{ pointer: at.pointer, detail: at.detail }]) : problemOf(code, detail);
+    endWithProblem(socket, refusal, pathOfRequestLine(rawPacket), randomUUID());
   });
   // `Expect` other than 100-continue: Node's own answer is a bare 417 (RFC 9110, section 10.1.1).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -62,6 +65,39 @@ export function endWithProblem(socket: Duplex, p: Problem, instance: string, req
       body,
   );
 }
+
+/**
+ * What in a request Node's parser refused, for the problem's `errors`: the header whose name or
+ * value has a byte HTTP does not allow there (a control character, say), read off the raw
+ * request; the framing headers by the parser's own code; the request line. Undefined when it
+ * cannot tell (the problem then says only that the request could not be parsed).
+ */
+function whereUnparsable(code: string | undefined, raw: Buffer | undefined): { pointer: string; detail: string } | undefined {
+  if (code === 'HPE_INVALID_CONTENT_LENGTH' || code === 'HPE_UNEXPECTED_CONTENT_LENGTH') {
+    return { pointer: '#/header/Content-Length', detail: 'Content-Length must be one decimal number' };
+  }
+  if (code === 'HPE_INVALID_TRANSFER_ENCODING') return { pointer: '#/header/Transfer-Encoding', detail: 'Transfer-Encoding must be chunked, and not be sent with Content-Length' };
+  if (code === 'HPE_INVALID_METHOD' || code === 'HPE_INVALID_URL' || code === 'HPE_INVALID_VERSION') {
+    return { pointer: '#/request-line', detail: 'The request line must be a method, a target and HTTP/1.0 or HTTP/1.1' };
+  }
+  if (code !== 'HPE_INVALID_HEADER_TOKEN' || !raw) return undefined;
+  const lines = raw.subarray(0, 16 * 1024).toString('latin1').split('\r\n').slice(1);
+  for (const line of lines) {
+    if (line === '') break;
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1);
+    if (colon > 0 && TOKEN.test(name) && !BAD_VALUE.test(value)) continue;
+    const named = TOKEN.test(name) && name.length <= 64 ? name : undefined;
+    const detail = named ? `The header ${named} has a character HTTP does not allow in a header value` : 'A header name has a character HTTP does not allow there';
+    return { pointer: named ? `#/header/${named}` : '#/header', detail };
+  }
+  return undefined;
+}
+
+/** A header name (RFC 9110 token), and a byte no header value may hold (control characters but tab). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /** The path of a request line Node could not parse (`GET /a?b HTTP/1.1` -> `/a`), or `/`. */
 function pathOfRequestLine(raw: Buffer | undefined): string {

@@ -102,6 +102,7 @@ export const ERRORS: Record<number, { name: string; description: string }> = {
   410: { name: 'Gone', description: 'The cursor names an event older than the retention period; start again without `after`.' },
   413: { name: 'ContentTooLarge', description: 'The request body exceeds 1 MiB (a body is read on every route).' },
   415: { name: 'UnsupportedMediaType', description: 'The body\'s content encoding or charset is not supported.' },
+  431: { name: 'RequestHeaderFieldsTooLarge', description: 'The request line or the headers exceed 16 KiB; nothing was read further.' },
   429: { name: 'TooManyRequests', description: 'The key used up its hourly allowance, or this address failed to authenticate too often.' },
   500: { name: 'InternalServerError', description: 'Unexpected error; logged under the requestId of the body.' },
   503: { name: 'ServiceUnavailable', description: 'The database or rate-limit store is not reachable; retry shortly.' },

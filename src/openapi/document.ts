@@ -105,10 +105,11 @@ function successResponse(route: CompiledRoute, schema: GraphQLSchema, registry: 
  * Statuses any route of this shape can answer, decided from the route's shape only. 400 and
  * 404 are on every route: any identifier may be malformed or unknown, and a client or proxy
  * that normalises a path (`/members/%2E` is `/members/` to a WHATWG URL) may reach a list
- * route with what the service answered for a record route.
+ * route with what the service answered for a record route. 431 too: any request may carry
+ * headers over Node's limit, answered before any route is known.
  */
 export function errorStatuses(route: RouteSpec): number[] {
-  const statuses = [400, 401, 403, 404, 429, 500, 503];
+  const statuses = [400, 401, 403, 404, 429, 431, 500, 503];
   if (route.method === 'POST' || route.method === 'PATCH') statuses.push(409);
   // Only body routes read a body (the facade mounts its parsers per route).
   if (route.body) statuses.push(413, 415);

@@ -49,7 +49,18 @@ describe("Node's HTTP parser errors are problem+json", () => {
     // A header Node refuses (a control byte in its value): the path of the request line is the instance.
     const header = await raw(`GET /api/v1/groups?limit=1 HTTP/1.1\r\nHost: x\r\nX-Odd: a\x01b\r\n\r\n`);
     expect(header.status).toBe(400);
-    expect(JSON.parse(header.body)).toMatchObject({ status: 400, instance: '/api/v1/groups' });
+    expect(JSON.parse(header.body)).toMatchObject({ status: 400, instance: '/api/v1/groups', errors: [{ pointer: '#/header/X-Odd' }] });
+    // What else Node refuses names where, as every other 400 does.
+    for (const [head, pointer] of [
+      ['If-Match: "a\x7fb"', '#/header/If-Match'],
+      ['Bad Name: x', '#/header'],
+      ['Content-Length: abc', '#/header/Content-Length'],
+      ['Content-Length: 1\r\nTransfer-Encoding: chunked', '#/header/Transfer-Encoding'],
+    ]) {
+      const res = await raw(`POST /api/v1/groups HTTP/1.1\r\nHost: x\r\n${head}\r\n\r\n`);
+      expect(res.status, head).toBe(400);
+      expect(JSON.parse(res.body), head).toMatchObject({ status: 400, errors: [{ pointer }] });
+    }
   });
 });
 

@@ -73,7 +73,7 @@ describe('OpenAPI document', () => {
     });
     const del = op('delete', '/groups/{identifier}');
     expect(del.responses[204].content).toBeUndefined();
-    expect(Object.keys(del.responses)).toEqual(['204', '400', '401', '403', '404', '412', '429', '500', '503']);
+    expect(Object.keys(del.responses)).toEqual(['204', '400', '401', '403', '404', '412', '429', '431', '500', '503']);
     expect(del.parameters).toEqual([
       expect.objectContaining({ name: 'identifier', in: 'path', required: true }),
       { $ref: '#/components/parameters/key' },
@@ -131,7 +131,7 @@ describe('OpenAPI document', () => {
     const schema = started.responses[202].content['application/json'].schema;
     expect(schema.required).toEqual(['id', 'kind']);
     expect(schema.properties.kind).toEqual({ type: 'string', enum: ['Group'] });
-    expect(Object.keys(started.responses)).toEqual(['202', '400', '401', '403', '404', '409', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(started.responses)).toEqual(['202', '400', '401', '403', '404', '409', '413', '415', '422', '429', '431', '500', '503']);
     expect(made.components.parameters.key).toBeUndefined(); // pruned from this document only
     expect(doc.components.parameters.key).toBeDefined();
   });
