@@ -1,6 +1,7 @@
 import { unescape } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import { problem, sendProblem } from '../errors/problem';
+import { bodyPointer } from './params';
 
 /** A segment Express would fail to decode (`%zz`, a lone `%`, truncated or overlong UTF-8, an encoded surrogate). */
 function malformed(segment: string): boolean {
@@ -62,6 +63,6 @@ export function checkQueryEncoding(req: Request, res: Response, next: NextFuncti
     if (malformed(name) || (eq >= 0 && malformed(pair.slice(eq + 1).replace(/\+/g, ' ')))) bad.add(unescape(name));
   }
   if (!bad.size) return next();
-  const errors = [...bad].map((name) => ({ pointer: `#/query/${name}`, detail: `${name} is not valid percent-encoded UTF-8` }));
+  const errors = [...bad].map((name) => ({ pointer: `#/query${bodyPointer([name])}`, detail: `${name} is not valid percent-encoded UTF-8` }));
   sendProblem(res, problem(400, errors.length === 1 ? errors[0].detail : 'The query string has malformed parameters', errors));
 }
