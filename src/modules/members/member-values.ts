@@ -31,7 +31,7 @@ export async function unknownFieldIssues(
     entries.flatMap((entry, i) =>
       known.has(entry.id.toLowerCase())
         ? []
-        : [{ path: [...path, 'additionalFields', i, 'id'], detail: `${entry.id} is not an additional field of this community` }],
+        : [{ path: [...path, 'additionalFields', i, 'id'], detail: `${JSON.stringify(entry.id)} is not an additional field of this community` }],
     ),
   );
 }

@@ -49,7 +49,7 @@ export function memberIssues(input: CreateMemberInput | UpdateMemberInput, creat
   (input.additionalFields ?? []).forEach((entry, i) => {
     const at = new Checks().string('value', entry.value, MEMBER.fieldValue);
     const first = seen.get(entry.id.toLowerCase());
-    if (first !== undefined) at.add(['id'], `additional field ${entry.id} is already given at /additionalFields/${first}`);
+    if (first !== undefined) at.add(['id'], `additional field ${JSON.stringify(entry.id)} is already given at /additionalFields/${first}`);
     else seen.set(entry.id.toLowerCase(), i);
     checks.nest(['additionalFields', i], at.issues);
   });

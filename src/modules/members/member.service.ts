@@ -134,7 +134,7 @@ export class MemberService {
     const known = new Set(check.knownFieldIds ?? []);
     const unknown: FieldIssue[] = [];
     fieldIds.forEach((id, i) => {
-      if (!known.has(id.toLowerCase())) unknown.push({ path: ['filter', 'fields', i, 'id'], detail: `${id} is not an additional field of this community` });
+      if (!known.has(id.toLowerCase())) unknown.push({ path: ['filter', 'fields', i, 'id'], detail: `${JSON.stringify(id)} is not an additional field of this community` });
     });
     rejectInvalid(unknown);
     return page;

@@ -89,7 +89,13 @@ describe('PATCH /api/v1/members/{identifier}', () => {
     expectProblem(await patch(m.id, { createdAt: before.createdAt }), 400, '/createdAt');
     expectProblem(await patch(m.id, { additionalFields: null }), 400, '/additionalFields');
     expectProblem(await patch(m.id, { firstName: 'Changed', additionalFields: [{ id: NO_ID, value: 'x' }] }), 400, '/additionalFields/0/id');
-    expectProblem(await patch(m.id, { additionalFields: [{ id: shirt, value: 'a' }, { id: shirt, value: null }] }), 400, '/additionalFields/1/id');
+    // The id is quoted, so an empty one still reads as one ('" is not an additional field' was all it said).
+    const empty = await patch(m.id, { additionalFields: [{ id: '', value: 'x' }] });
+    expectProblem(empty, 400, '/additionalFields/0/id');
+    expect(empty.body.errors[0].detail).toBe('"" is not an additional field of this community');
+    const twice = await patch(m.id, { additionalFields: [{ id: shirt, value: 'a' }, { id: shirt, value: null }] });
+    expectProblem(twice, 400, '/additionalFields/1/id');
+    expect(twice.body.errors[0].detail).toBe(`additional field "${shirt}" is already given at /additionalFields/0`);
     expectProblem(await patch(m.id, { additionalFields: [{ id: shirt, value: 'x'.repeat(2049) }] }), 400, '/additionalFields/0/value');
     expectProblem(await patch(m.id, { firstName: null }), 400, '/'); // it would leave no identifying field
     expect(await getMember(m.id)).toEqual(before);
