@@ -98,10 +98,12 @@ function whereUnparsable(code: string | undefined, raw: Buffer | undefined): { p
 /** A header name (RFC 9110 token), and a byte no header value may hold (control characters but tab). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** A method (a token) and a path of visible characters, up to its query or the version. */
+const REQUEST_LINE = new RegExp(`^${TOKEN.source.slice(1, -1)} (\\/[\\x21-\\x7e]{0,2047})[ ?]`);
 
 /** The path of a request line Node could not parse (`GET /a?b HTTP/1.1` -> `/a`), or `/`. */
 function pathOfRequestLine(raw: Buffer | undefined): string {
-  const line = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (\/[\x21-\x7e]{0,2047})[ ?]/.exec(raw?.subarray(0, 2100).toString('latin1') ?? '');
+  const line = REQUEST_LINE.exec(raw?.subarray(0, 2100).toString('latin1') ?? '');
   return line ? line[1].split('?')[0] : '/';
 }
 

@@ -102,8 +102,13 @@ const isErrorCode = (code: unknown): code is ErrorCode => typeof code === 'strin
 
 const NOT_AN_OBJECT = 'The body must be a JSON object';
 
-function isJson(text: unknown): boolean {
-  if (typeof text !== 'string') return false;
+/**
+ * body-parser's strict mode refuses a body by its first character before parsing it: JSON that
+ * is no object or array (`null`, `"x"`, `1`) is one it refused so, and parses. A body starting
+ * with `{` or `[` failed to parse and is not parsed again.
+ */
+function isJsonScalar(text: unknown): boolean {
+  if (typeof text !== 'string' || /^\s*[{[]/.test(text)) return false;
   try {
     JSON.parse(text);
     return true;
@@ -147,9 +152,9 @@ export function classify(error: unknown): Classified {
     // An AppError a statement failed with (an Idempotency-Key's lookup vetoing the operation's first
     // statement: src/http/idempotency.ts), converted by MikroORM: its DriverException copies the
     // error's own properties, so the code is one of ours, never a 5-character SQLSTATE.
-    if (current instanceof DriverException && isErrorCode((current as { code?: unknown }).code)) {
-      const issues = (current as { issues?: FieldIssue[] }).issues;
-      return make((current as unknown as { code: ErrorCode }).code, current.message, Array.isArray(issues) ? issues : []);
+    const copied = current as { code?: unknown; issues?: unknown };
+    if (current instanceof DriverException && isErrorCode(copied.code)) {
+      return make(copied.code, current.message, Array.isArray(copied.issues) ? (copied.issues as FieldIssue[]) : []);
     }
     if (current instanceof BusyError) return make('UNAVAILABLE', current.reason);
     const e = current as { code?: string; name?: string; message?: string; type?: string; status?: number; column?: string; detail?: string };
@@ -166,8 +171,7 @@ export function classify(error: unknown): Classified {
     if (e.name === 'KnexTimeoutError' || /Timeout acquiring a connection|Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message ?? '')) {
       return make('UNAVAILABLE', UNAVAILABLE_DETAIL);
     }
-    if (e.type === 'entity.parse.failed' && isJson((e as { body?: unknown }).body)) {
-      // body-parser's strict mode (/graphql) refuses JSON that is not an object or array: `null`, `"x"`, `1`.
+    if (e.type === 'entity.parse.failed' && isJsonScalar((e as { body?: unknown }).body)) {
       return make('VALIDATION', NOT_AN_OBJECT, [{ path: [], detail: NOT_AN_OBJECT }]);
     }
     if (e.type && BODY_ERRORS[e.type]) {
