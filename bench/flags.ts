@@ -31,7 +31,9 @@ import { ADMIN_TOKEN } from './sql';
  * optimising compilers), which /proc counts in the process's CPU and a CPU profile does not.
  * VARIANT_ENTRY (JSON, variant name -> script) runs another build for a variant, e.g. the
  * commit before a change, built and copied beside `dist` (`{"before":"dist-before/src/main.js"}`;
- * docs/performance.md, "Comparing two builds").
+ * docs/performance.md, "Comparing two builds"). SCRAPE=1 fetches every variant's /metrics once a
+ * second for the whole run, as the observability section does (prom-client's process metrics
+ * start with the first scrape).
  */
 const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
 const rounds = Number(process.env.ROUNDS || 3);
@@ -45,6 +47,7 @@ async function main() {
   const seeded = await seed(db.url);
   const env = { DATABASE_URL: db.url, PUBLIC_BASE_URL: 'http://bench.invalid', LOG_LEVEL: 'warn', NODE_ENV: 'production', ADMIN_TOKEN, SECRET_ENCRYPTION_KEYS: randomBytes(32).toString('base64') };
   const servers: Record<string, Server> = {};
+  const scrapes: NodeJS.Timeout[] = [];
   let key = '';
   try {
     for (const [name, flags] of Object.entries(variants)) {
@@ -64,6 +67,9 @@ async function main() {
     const names = Object.keys(servers);
     if (!key) fail('VARIANTS: at least one variant must run the service (it makes the API key)');
     for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: 1 });
+    if (process.env.SCRAPE === '1') {
+      for (const n of names) scrapes.push(setInterval(() => void fetch(`${servers[n].url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
+    }
     const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
     const threadsBefore = Object.fromEntries(names.map((n) => [n, threadCpuMs(servers[n].pid)]));
     const answered: Record<string, number> = {};
@@ -88,9 +94,10 @@ async function main() {
     const base = names[0];
     for (const n of names) {
       const ratio = median(cpu[n].map((c, i) => c / cpu[base][i]));
-      console.log(`${n.padEnd(14)} flags "${variants[n]}": boot peak ${boot[n].toFixed(0)} MB, peak ${servers[n].memory().peakMb.toFixed(0)} MB, cpu/req median ${median(cpu[n]).toFixed(2)} ms, vs ${base} ${ratio.toFixed(2)}x, rps median ${median(rps[n]).toFixed(0)}`);
+      console.log(`${n.padEnd(14)} flags "${variants[n]}": boot peak ${boot[n].toFixed(0)} MB, peak ${servers[n].memory().peakMb.toFixed(0)} MB, cpu/req median ${median(cpu[n]).toFixed(2)} ms, vs ${base} ${ratio.toFixed(3)}x, rps median ${median(rps[n]).toFixed(0)}`);
     }
   } finally {
+    for (const t of scrapes) clearInterval(t);
     for (const s of Object.values(servers)) await s.stop().catch(() => undefined);
     await db.close();
     if (sink.exported.requests) console.log(`OTLP receiver: ${sink.exported.requests} export requests, ${(sink.exported.bytes / 1024).toFixed(0)} KiB`);
