@@ -18,11 +18,11 @@ import { buildSchema } from './graphql/schema';
 import { createApollo, formatError } from './graphql/server';
 import { nestingError, type QueryLimits } from './graphql/limits';
 import { CALLER_LINE, CallerQueue, callerLine } from './http/caller-queue';
-import { answerOptions, methodNotAllowed } from './http-errors';
+import { answerOptions, methodNotAllowed, observeEarlyAnswers } from './http-errors';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
 import type { Health } from './observability/health';
-import { inRequestTrace, labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
+import { earlyAnswerObserver, inRequestTrace, labelRoute, metricsHandler, requestObserver, routeMatcher } from './observability/http';
 import { RequestLimiter } from './rate-limit/limiter';
 import { createFacade, JSON_LIMIT } from './rest/facade';
 import { checkPathParams, checkQueryEncoding } from './rest/path-params';
@@ -210,6 +210,8 @@ export async function createApp(deps: AppDeps) {
     app,
     /** GraphQL subscriptions (graphql-ws) on the HTTP server that serves `app`. */
     attach(server: import('node:http').Server) {
+      // Answers written before Express (parser errors, 417, refused handshakes) are logged and counted too.
+      observeEarlyAnswers(server, earlyAnswerObserver({ logger, metrics }));
       subscriptions = attachSubscriptions(server, {
         schema,
         em,

@@ -5,7 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from './errors/app-error';
 import { KINDS } from './errors/classify';
 import { problem, problemOf, sendProblem, type Problem } from './errors/problem';
-import { requestIdOf } from './observability/http';
+import { requestIdOf, UNMATCHED, type EarlyAnswer } from './observability/http';
 
 /** Node's HTTP parser error codes and what they mean to a client. */
 const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
@@ -14,11 +14,24 @@ const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'PAYLOAD_TOO_LARGE', detail: 'The chunk extensions are too large' },
 };
 
+/** Who is told of each answer a server writes before Express (src/app.ts: the request log and metrics). */
+const earlyObservers = new WeakMap<Server, (answer: EarlyAnswer) => void>();
+
+/** Tells `observer` of every answer written on `server` before Express saw the request. */
+export function observeEarlyAnswers(server: Server, observer: (answer: EarlyAnswer) => void): void {
+  earlyObservers.set(server, observer);
+}
+
+export function reportEarlyAnswer(server: Server, answer: EarlyAnswer): void {
+  earlyObservers.get(server)?.(answer);
+}
+
 /**
  * Errors Node's HTTP parser meets before Express sees a request (a huge request line or
  * header, a malformed request, a client too slow to send its headers) are answered as
  * problem+json with the status Node itself would use (400, 408, 413, 431), then closed; so is an
- * `Expect` header the server does not meet (417).
+ * `Expect` header the server does not meet (417). Each is logged and counted like any answer
+ * (observeEarlyAnswers), with the route `unmatched`.
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -33,16 +46,21 @@ export function answerClientErrors(server: Server): void {
     const detail = known?.detail ?? 'The request could not be parsed as HTTP';
     const at = known ? undefined : whereUnparsable(err.code, rawPacket);
     const refusal = at ? problemOf(code, at.detail, [{ pointer: at.pointer, detail: at.detail }]) : problemOf(code, detail);
-    endWithProblem(socket, refusal, pathOfRequestLine(rawPacket), randomUUID());
+    const { method, path } = requestLineOf(rawPacket);
+    const requestId = randomUUID();
+    endWithProblem(socket, refusal, path, requestId);
+    reportEarlyAnswer(server, { method, route: UNMATCHED, api: 'other', status: refusal.status, requestId, path, refused: err.code ?? 'unknown' });
   });
   // `Expect` other than 100-continue: Node's own answer is a bare 417 (RFC 9110, section 10.1.1).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const detail = 'Only the expectation 100-continue is supported';
     const requestId = requestIdOf(req.headers['x-request-id']);
-    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: (req.url ?? '').split('?')[0], requestId });
+    const path = (req.url ?? '').split('?')[0];
+    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: path, requestId });
     res
       .writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' })
       .end(body);
+    reportEarlyAnswer(server, { method: req.method ?? 'OTHER', route: UNMATCHED, api: 'other', status: 417, requestId, path, refused: 'expect' });
   });
 }
 
@@ -99,12 +117,12 @@ function whereUnparsable(code: string | undefined, raw: Buffer | undefined): { p
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BAD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
 /** A method (a token) and a path of visible characters, up to its query or the version. */
-const REQUEST_LINE = new RegExp(`^${TOKEN.source.slice(1, -1)} (\\/[\\x21-\\x7e]{0,2047})[ ?]`);
+const REQUEST_LINE = new RegExp(`^(${TOKEN.source.slice(1, -1)}) (\\/[\\x21-\\x7e]{0,2047})[ ?]`);
 
-/** The path of a request line Node could not parse (`GET /a?b HTTP/1.1` -> `/a`), or `/`. */
-function pathOfRequestLine(raw: Buffer | undefined): string {
+/** The method and path of a request line Node could not parse (`GET /a?b HTTP/1.1` -> GET, `/a`), or OTHER and `/`. */
+function requestLineOf(raw: Buffer | undefined): { method: string; path: string } {
   const line = REQUEST_LINE.exec(raw?.subarray(0, 2100).toString('latin1') ?? '');
-  return line ? line[1].split('?')[0] : '/';
+  return line ? { method: line[1], path: line[2].split('?')[0] } : { method: 'OTHER', path: '/' };
 }
 
 export interface KnownPath {

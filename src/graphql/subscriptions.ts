@@ -131,7 +131,7 @@ export function attachSubscriptions(server: Server, deps: SubscriptionDeps) {
   const rules: ValidationRule[] = [...specifiedRules, ...documentLimitRules(limits.document)];
   const slots = new Slots(limits);
   const wss = new WebSocketServer({ server, path: SUBSCRIPTIONS_PATH, maxPayload: limits.maxMessageBytes });
-  wss.on('wsClientError', refuseHandshake);
+  wss.on('wsClientError', (err, socket, req) => refuseHandshake(server, err, socket, req));
   const formatted = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
 
   // Open connections, checked again every keyRecheckMs (through the gate and its key cache, so

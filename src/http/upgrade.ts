@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { problem } from '../errors/problem';
-import { endWithProblem } from '../http-errors';
+import { endWithProblem, reportEarlyAnswer } from '../http-errors';
 import { requestIdOf } from '../observability/http';
 import { normalizeTarget, targetRefusal } from './request-target';
 
@@ -42,7 +42,7 @@ const HANDSHAKE_HEADERS: [RegExp, string][] = [
  * list): a 400 problem+json naming the header, with the request id, where ws wrote plain text.
  * ws's `wsClientError` event, which replaces its own answer when listened to.
  */
-export function refuseHandshake(err: Error, socket: Duplex, req: IncomingMessage): void {
+export function refuseHandshake(server: Server, err: Error, socket: Duplex, req: IncomingMessage): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -51,5 +51,7 @@ export function refuseHandshake(err: Error, socket: Duplex, req: IncomingMessage
   const detail = `The WebSocket handshake was refused: ${err.message}`;
   const refusal = problem(400, detail, header ? [{ pointer: `#/header/${header}`, detail }] : undefined);
   const headers: Record<string, string> = header === 'Sec-WebSocket-Version' ? { 'Sec-WebSocket-Version': '13, 8' } : {};
-  endWithProblem(socket, refusal, SUBSCRIPTIONS_PATH, requestIdOf(req.headers['x-request-id']), headers);
+  const requestId = requestIdOf(req.headers['x-request-id']);
+  endWithProblem(socket, refusal, SUBSCRIPTIONS_PATH, requestId, headers);
+  reportEarlyAnswer(server, { method: 'GET', route: SUBSCRIPTIONS_PATH, api: 'graphql', status: 400, requestId, path: SUBSCRIPTIONS_PATH, refused: 'handshake' });
 }

@@ -5,7 +5,7 @@ import type { Caller } from '../context';
 import { sendProblem } from '../errors/problem';
 import { targetRefusal } from '../http/request-target';
 import { scrubUrl, type Logger } from '../logger';
-import { observeRequest, type Metrics } from './metrics';
+import { methodLabel, observeRequest, type Metrics } from './metrics';
 import { nameRequestSpan, UNSAMPLED } from './spans';
 import { PRESAMPLED_ROOT } from './sampling';
 import { propagationHeaders, requestRootRatio, tracingStarted, UNTRACED } from './tracing';
@@ -147,6 +147,36 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
     if (refused) return sendProblem(res, refused);
     if (otel) return context.with(otel, next);
     next();
+  };
+}
+
+/** A request answered before Express saw it (src/http-errors.ts): by Node's parser, the `Expect` check or a refused WebSocket handshake. */
+export interface EarlyAnswer {
+  /** The method, when the request line could be read (else OTHER). */
+  method: string;
+  /** `/graphql` for a refused handshake, else UNMATCHED: no route served it. */
+  route: string;
+  api: 'graphql' | 'other';
+  status: number;
+  requestId: string;
+  /** The path as far as it could be read (`/` when not). */
+  path: string;
+  /** What was refused: the parser's code (`HPE_INVALID_HEADER_TOKEN`), `expect` or `handshake`. */
+  refused: string;
+}
+
+/**
+ * The request log line and metrics of an answer written before Express (src/http-errors.ts),
+ * as every other answer has them: counted in `http_server_requests_total` and the duration
+ * histogram (a duration of 0: the answer is written as soon as the request is refused, and
+ * the time its bytes took to arrive is not known), and one `request` line with `refused`.
+ */
+export function earlyAnswerObserver({ logger, metrics }: { logger: Logger; metrics?: Metrics }) {
+  return (answer: EarlyAnswer): void => {
+    const { method, route, api, status, requestId, path, refused } = answer;
+    if (metrics) observeRequest(metrics, { method, route, status, api, operationType: 'none' }, 0);
+    if (!logger.isLevelEnabled('info')) return;
+    logger.info({ requestId, method: methodLabel(method), route, url: scrubUrl(path), status, ms: 0, refused }, 'request');
   };
 }
 

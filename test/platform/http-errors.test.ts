@@ -5,6 +5,9 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { expectProblem } from '../helpers/factories';
 import { listen } from '../../src/runtime';
 import { rawHttp } from '../helpers/process';
+import { capture } from '../helpers/log';
+import { observeEarlyAnswers } from '../../src/http-errors';
+import { earlyAnswerObserver } from '../../src/observability/http';
 
 /** Errors of the HTTP layer itself: Node's parser, methods, subscriptions. */
 let app: TestApp;
@@ -60,6 +63,28 @@ describe("Node's HTTP parser errors are problem+json", () => {
       const res = await raw(`POST /api/v1/groups HTTP/1.1\r\nHost: x\r\n${head}\r\n\r\n`);
       expect(res.status, head).toBe(400);
       expect(JSON.parse(res.body), head).toMatchObject({ status: 400, errors: [{ pointer }] });
+    }
+  });
+});
+
+describe('answers written before Express are logged like every answer', () => {
+  it('one request line each, with its request id, method, path (key redacted), status and what was refused', async () => {
+    const { logger, lines } = capture();
+    observeEarlyAnswers(server, earlyAnswerObserver({ logger }));
+    try {
+      const header = await raw(`GET /api/v1/groups?api_key=cm_secret HTTP/1.1\r\nHost: x\r\nX-Odd: a\x01b\r\n\r\n`);
+      const garbage = await raw(`${'X'.repeat(5000)} /a HTTP/1.1\r\n\r\n`);
+      const expectation = await raw('PUT /api/v1/groups/x?api_key=cm_secret HTTP/1.1\r\nHost: x\r\nX-Request-Id: rid-log\r\nExpect: fancy\r\nConnection: close\r\n\r\n');
+      const idOf = (res: { head: string }) => /^x-request-id: (\S+)\r?$/im.exec(res.head)?.[1];
+      expect(lines.map((l) => ({ ...l, time: undefined, pid: undefined, hostname: undefined }))).toEqual([
+        expect.objectContaining({ msg: 'request', level: 30, requestId: idOf(header), method: 'GET', route: 'unmatched', url: '/api/v1/groups', status: 400, ms: 0, refused: 'HPE_INVALID_HEADER_TOKEN' }),
+        // An unknown method is OTHER, never the 5,000 bytes the client sent (nor the path after them: the first 2,100 bytes are read).
+        expect.objectContaining({ requestId: idOf(garbage), method: 'OTHER', url: '/', status: 400, refused: 'HPE_INVALID_METHOD' }),
+        expect.objectContaining({ requestId: 'rid-log', method: 'PUT', url: '/api/v1/groups/x', status: 417, refused: 'expect' }),
+      ]);
+      expect(JSON.stringify(lines)).not.toContain('cm_secret');
+    } finally {
+      observeEarlyAnswers(server, earlyAnswerObserver({ logger: app.runtime.logger, metrics: app.runtime.metrics }));
     }
   });
 });

@@ -11,6 +11,7 @@ import { startTestApp, type TestApp, type Tenant } from '../helpers/app';
 import { requestArb } from '../helpers/fuzz';
 import { parseMetrics, seriesCount, total } from '../helpers/prometheus';
 import { testDatabaseUrl } from '../helpers/database';
+import { rawHttp } from '../helpers/process';
 
 /** Requests by exact status; the duration histogram (by status class) below. */
 const H = 'http_server_requests_total';
@@ -69,6 +70,36 @@ describe('GET /metrics', () => {
     expect(total(after, BUCKETS, { ...labels, le: '+Inf' })).toBe(total(after, COUNT, labels));
     expect(total(after, SUM, labels)).toBeGreaterThan(0);
     expect(total(after, 'http_server_active_requests')).toBe(1); // the scrape itself
+  });
+
+  it('counts the answers written before Express: parser errors, 431, 417 and refused WebSocket handshakes', async () => {
+    const server = await listen(app.runtime.app, 0);
+    app.runtime.attach(server);
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const before = await scrape();
+      const sent = [
+        [`GET /api/v1/groups HTTP/1.1\r\nHost: x\r\nX-Odd: a\x01b\r\n\r\n`, 400],
+        ['NOT AN HTTP REQUEST\r\n\r\n', 400],
+        [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431],
+        ['POST /api/v1/groups HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: fancy\r\nConnection: close\r\n\r\n{}', 417],
+        ['GET /graphql HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 12\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n', 400],
+      ] as const;
+      for (const [data, status] of sent) expect((await rawHttp(port, data)).status, data.slice(0, 30)).toBe(status);
+      const after = await scrape();
+      const delta = (name: string, labels: Record<string, string>) => total(after, name, labels) - total(before, name, labels);
+      const early = { route: 'unmatched', api: 'other', operation_type: 'none' };
+      expect(delta(H, { ...early, method: 'GET', status_code: '400' })).toBe(1);
+      expect(delta(H, { ...early, method: 'OTHER', status_code: '400' })).toBe(1);
+      expect(delta(H, { ...early, method: 'GET', status_code: '431' })).toBe(1);
+      expect(delta(H, { ...early, method: 'POST', status_code: '417' })).toBe(1);
+      expect(delta(H, { route: '/graphql', api: 'graphql', operation_type: 'none', method: 'GET', status_code: '400' })).toBe(1);
+      // The histogram counts them too (by class), so its count and the counter agree.
+      expect(delta(COUNT, { ...early, status_class: '4xx' })).toBe(4);
+      expect(delta(COUNT, { route: '/graphql', status_class: '4xx' })).toBe(1);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('counts rate-limit refusals and exposes pool, queue, outbox, subscription and process gauges', async () => {

@@ -1,19 +1,6 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { DriverException } from '@mikro-orm/core';
-import { createLogger } from '../../src/logger';
-
-/** The service's logger over a stream that keeps each line it writes. */
-function capture() {
-  const lines: Record<string, any>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: createLogger('info', stream), lines };
-}
+import { capture } from '../helpers/log';
 
 describe('what an error log line keeps', () => {
   it("a failed statement's values do not reach the log, its shape does (knex puts the statement, values inlined, in the message)", () => {
