@@ -6,6 +6,7 @@ import type { ErrorCode } from './errors/app-error';
 import { KINDS } from './errors/classify';
 import { problem, problemOf, sendProblem, type Problem } from './errors/problem';
 import { requestIdOf, UNMATCHED, type EarlyAnswer } from './observability/http';
+import { normalizeTarget } from './http/request-target';
 
 /** Node's HTTP parser error codes and what they mean to a client. */
 const PARSER: Record<string, { code: ErrorCode; detail: string }> = {
@@ -55,6 +56,8 @@ export function answerClientErrors(server: Server): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const detail = 'Only the expectation 100-continue is supported';
     const requestId = requestIdOf(req.headers['x-request-id']);
+    // Before the server's request listeners: an absolute-form target is made its path here too.
+    normalizeTarget(req);
     const path = (req.url ?? '').split('?')[0];
     const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: path, requestId });
     res

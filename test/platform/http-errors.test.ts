@@ -169,6 +169,9 @@ describe('the request target and Host (RFC 9112, 3.2)', () => {
     expect(refused.head).toMatch(/^x-request-id: rid-417\r?$/im);
     expect(JSON.parse(refused.body)).toMatchObject({ status: 417, title: 'Expectation Failed', type: '/problems/expectation-failed', errors: [{ pointer: '#/header/Expect' }], requestId: 'rid-417' });
     expect((await raw(head('fancy-feature'))).head).toMatch(/^x-request-id: [0-9a-f-]{36}\r?$/im);
+    // An absolute-form target: the instance is its path, as on every other answer (was the whole URL).
+    const absolute = await raw(head('fancy-feature').replace('POST /api/v1/groups', 'POST http://api.example.com/api/v1/groups?x=1'));
+    expect(JSON.parse(absolute.body)).toMatchObject({ status: 417, instance: '/api/v1/groups' });
     const met = await raw(head('100-continue'));
     expect(met.head).toMatch(/^HTTP\/1\.1 100 Continue/);
     expect(met.body).toMatch(/HTTP\/1\.1 201 Created/);
