@@ -118,9 +118,13 @@ export function peerGoals(r: BenchResults): Goal[] {
   });
   const pgRest = g20?.arms.rest.dbCpuMsMedian ?? NaN;
   const pgPg5 = g20?.arms.postgraphile5.dbCpuMsMedian ?? NaN;
+  // `plain`: the same service without row-level security and with its counts in Redis (measure.ts).
+  const pgPlain = g20?.arms.plain?.rps.length ? g20.arms.plain.dbCpuMsMedian : NaN;
   out.push({
     ...atMost('GET /groups?limit=20 PostgreSQL CPU per request vs PostGraphile 5', pgRest / pgPg5, 1, x),
-    measured: Number.isFinite(pgRest / pgPg5) ? `${x(pgRest / pgPg5)} (${pgRest.toFixed(2)} vs ${pgPg5.toFixed(2)} ms)` : 'n/a',
+    measured: Number.isFinite(pgRest / pgPg5)
+      ? `${x(pgRest / pgPg5)} (${pgRest.toFixed(3)} vs ${pgPg5.toFixed(3)} ms${Number.isFinite(pgPlain) ? `; without row-level security and with the counts in Redis ${pgPlain.toFixed(3)} ms, ${x(pgPlain / pgPg5)}` : ''})`
+      : 'n/a',
   });
   out.push(atLeast('GET /groups?limit=20 vs PostGraphile 4, throughput', ratio('groups20', 'rest', 'postgraphile4'), 1.5, x));
   out.push(atLeast('GET /groups?limit=20 vs raw', ratio('groups20', 'rest', 'raw'), 0.65, x));

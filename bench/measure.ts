@@ -3,7 +3,7 @@ import { paced } from './paced';
 import { graphqlBody, type LoadOp } from './ops';
 import type { Server } from './proc';
 
-export const ARMS = ['rest', 'graphql', 'raw', 'postgraphile4', 'postgraphile5', 'uncapped', 'redis', 'nojit', 'norls'] as const;
+export const ARMS = ['rest', 'graphql', 'raw', 'postgraphile4', 'postgraphile5', 'uncapped', 'redis', 'nojit', 'norls', 'plain'] as const;
 export type Arm = (typeof ARMS)[number];
 /** The service's arms and its yardstick; the peers (PostGraphile) answer only the ops with a `peer` document. */
 export const OWN_ARMS = ['rest', 'graphql', 'raw'] as const satisfies readonly Arm[];
@@ -15,10 +15,13 @@ export const isPeer = (a: Arm): boolean => (PEER_ARMS as readonly Arm[]).include
  * cost no throughput"), `redis` with REDIS_URL (the rate-limit statement in Redis instead of
  * PostgreSQL), `nojit` with GRAPHQL_JIT=false (the route documents on graphql-js's execute instead of
  * compiled by graphql-jit), `norls` with DB_ROW_SECURITY=off (requests not switched to the
- * row-level security role). Like the peers they serve only the hot list page (the ops with a
- * `peer` document); `norls` also serves POST /groups (ROW_SECURITY_OPS).
+ * row-level security role), `plain` with both DB_ROW_SECURITY=off and REDIS_URL (the page's
+ * PostgreSQL work without the tenancy layer and without the rate-limit count in PostgreSQL:
+ * the two things the service's PostgreSQL does per request that PostGraphile's does not). Like
+ * the peers they serve only the hot list page (the ops with a `peer` document); `norls` also
+ * serves POST /groups (ROW_SECURITY_OPS).
  */
-export const VARIANT_ARMS = ['uncapped', 'redis', 'nojit', 'norls'] as const satisfies readonly Arm[];
+export const VARIANT_ARMS = ['uncapped', 'redis', 'nojit', 'norls', 'plain'] as const satisfies readonly Arm[];
 const HOT_ONLY_ARMS: readonly Arm[] = [...PEER_ARMS, ...VARIANT_ARMS];
 /** The ops row-level security is measured on, on and off in the same rounds. */
 export const ROW_SECURITY_OPS = ['groups20', 'addGroup'];

@@ -43,6 +43,7 @@ export interface BenchResults {
     redis?: { peakMb: number; rssMb: number };
     nojit?: { peakMb: number; rssMb: number };
     norls?: { peakMb: number; rssMb: number };
+    plain?: { peakMb: number; rssMb: number };
   };
   singles: Timed[];
   /** Absent in results saved before it was measured. */
@@ -206,7 +207,7 @@ function peerSection(r: BenchResults): string[] {
   }
   const ratios: string[][] = [];
   for (const l of withPeers) {
-    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped'], ['redis', 'rest'], ['rest', 'nojit'], ['rest', 'norls']];
+    const pairs: [Arm, Arm][] = [['rest', 'postgraphile5'], ['rest', 'postgraphile4'], ['graphql', 'postgraphile5'], ['graphql', 'postgraphile4'], ['postgraphile5', 'raw'], ['postgraphile4', 'raw'], ['rest', 'raw'], ['rest', 'uncapped'], ['redis', 'rest'], ['rest', 'nojit'], ['rest', 'norls'], ['rest', 'plain']];
     for (const [a, b] of pairs) {
       if (!l.arms[a].rps.length || !l.arms[b].rps.length) continue;
       ratios.push([l.op.label, `${a} / ${b}`, ratio(pairedRatio(l, a, b), 1), ratio(l.arms[a].cpuMsMedian, l.arms[b].cpuMsMedian)]);

@@ -234,6 +234,10 @@ async function main() {
           : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
       nojit: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { GRAPHQL_JIT: 'false' }, note: 'GRAPHQL_JIT=false (route documents on graphql-js execute)' }),
       norls: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { DB_ROW_SECURITY: 'off' }, note: 'DB_ROW_SECURITY=off (requests not held to their community by the database)' }),
+      plain: async () =>
+        (await reachable(redisUrl))
+          ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { DB_ROW_SECURITY: 'off', REDIS_URL: redisUrl }, note: `DB_ROW_SECURITY=off and REDIS_URL=${redisUrl} (PostgreSQL does the page alone: no tenancy settings or policies, no rate-limit count)` }
+          : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
     };
     for (const arm of VARIANT_ARMS) {
       if (!arms.includes(arm) || !ops.some((op) => armsOf(op, [arm]).length)) continue;
