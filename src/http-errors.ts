@@ -23,6 +23,7 @@ export function observeEarlyAnswers(server: Server, observer: (answer: EarlyAnsw
   earlyObservers.set(server, observer);
 }
 
+/** Called by each writer of such an answer (here, src/http/upgrade.ts), after the answer is written. */
 export function reportEarlyAnswer(server: Server, answer: EarlyAnswer): void {
   earlyObservers.get(server)?.(answer);
 }

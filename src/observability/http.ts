@@ -159,7 +159,7 @@ export interface EarlyAnswer {
   api: 'graphql' | 'other';
   status: number;
   requestId: string;
-  /** The path as far as it could be read (`/` when not). */
+  /** The path as far as it could be read (`/` when not), without the query. */
   path: string;
   /** What was refused: the parser's code (`HPE_INVALID_HEADER_TOKEN`), `expect` or `handshake`. */
   refused: string;
@@ -176,7 +176,7 @@ export function earlyAnswerObserver({ logger, metrics }: { logger: Logger; metri
     const { method, route, api, status, requestId, path, refused } = answer;
     if (metrics) observeRequest(metrics, { method, route, status, api, operationType: 'none' }, 0);
     if (!logger.isLevelEnabled('info')) return;
-    logger.info({ requestId, method: methodLabel(method), route, url: scrubUrl(path), status, ms: 0, refused }, 'request');
+    logger.info({ requestId, method: methodLabel(method), route, url: path, status, ms: 0, refused }, 'request');
   };
 }
 
