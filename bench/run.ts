@@ -223,21 +223,21 @@ async function main() {
     // Heap flags: the sizes and the young generation's collector (what `uncapped` leaves to Node's defaults).
     const heapFlag = /^--(max-old-space-size=|max-semi-space-size=|min-semi-space-size=|(no-)?minor-ms$)/;
     const redisUrl = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+    // A variant with its rate limits in Redis, or why it did not run.
+    const inRedis = async (env: Record<string, string>, note: string) =>
+      (await reachable(redisUrl))
+        ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { ...env, REDIS_URL: redisUrl }, note }
+        : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`;
     const variants: Record<(typeof VARIANT_ARMS)[number], () => Promise<{ flags: string[]; env: Record<string, string>; note: string } | string>> = {
       uncapped: async () => {
         const flags = [...PRODUCTION_FLAGS, ...serviceFlags].filter((f) => !heapFlag.test(f));
         return { flags, env: {}, note: `node flags ${flags.join(' ') || 'none'} (no heap flags)` };
       },
-      redis: async () =>
-        (await reachable(redisUrl))
-          ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { REDIS_URL: redisUrl }, note: `REDIS_URL=${redisUrl} (rate limits in Redis)` }
-          : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
+      redis: () => inRedis({}, `REDIS_URL=${redisUrl} (rate limits in Redis)`),
       nojit: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { GRAPHQL_JIT: 'false' }, note: 'GRAPHQL_JIT=false (route documents on graphql-js execute)' }),
       norls: async () => ({ flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { DB_ROW_SECURITY: 'off' }, note: 'DB_ROW_SECURITY=off (requests not held to their community by the database)' }),
-      plain: async () =>
-        (await reachable(redisUrl))
-          ? { flags: [...PRODUCTION_FLAGS, ...serviceFlags], env: { DB_ROW_SECURITY: 'off', REDIS_URL: redisUrl }, note: `DB_ROW_SECURITY=off and REDIS_URL=${redisUrl} (PostgreSQL does the page alone: no tenancy settings or policies, no rate-limit count)` }
-          : `not run: no Redis answered at ${redisUrl} (BENCH_REDIS_URL)`,
+      plain: () =>
+        inRedis({ DB_ROW_SECURITY: 'off' }, `DB_ROW_SECURITY=off and REDIS_URL=${redisUrl} (PostgreSQL does the page alone: no tenancy settings or policies, no rate-limit count)`),
     };
     for (const arm of VARIANT_ARMS) {
       if (!arms.includes(arm) || !ops.some((op) => armsOf(op, [arm]).length)) continue;

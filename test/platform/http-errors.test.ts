@@ -68,7 +68,7 @@ describe("Node's HTTP parser errors are problem+json", () => {
 });
 
 describe('answers written before Express are logged like every answer', () => {
-  it('one request line each, with its request id, method, path (key redacted), status and what was refused', async () => {
+  it('one request line each, with its request id, method, path (never its query), status and what was refused', async () => {
     const { logger, lines } = capture();
     observeEarlyAnswers(server, earlyAnswerObserver({ logger }));
     try {
@@ -76,7 +76,7 @@ describe('answers written before Express are logged like every answer', () => {
       const garbage = await raw(`${'X'.repeat(5000)} /a HTTP/1.1\r\n\r\n`);
       const expectation = await raw('PUT /api/v1/groups/x?api_key=cm_secret HTTP/1.1\r\nHost: x\r\nX-Request-Id: rid-log\r\nExpect: fancy\r\nConnection: close\r\n\r\n');
       const idOf = (res: { head: string }) => /^x-request-id: (\S+)\r?$/im.exec(res.head)?.[1];
-      expect(lines.map((l) => ({ ...l, time: undefined, pid: undefined, hostname: undefined }))).toEqual([
+      expect(lines).toEqual([
         expect.objectContaining({ msg: 'request', level: 30, requestId: idOf(header), method: 'GET', route: 'unmatched', url: '/api/v1/groups', status: 400, ms: 0, refused: 'HPE_INVALID_HEADER_TOKEN' }),
         // An unknown method is OTHER, never the 5,000 bytes the client sent (nor the path after them: the first 2,100 bytes are read).
         expect.objectContaining({ requestId: idOf(garbage), method: 'OTHER', url: '/', status: 400, refused: 'HPE_INVALID_METHOD' }),
