@@ -5,12 +5,13 @@ import { modules } from '../modules';
 import { DateTimeISO } from './date-scalar';
 import type { Resolvers } from '../modules/module';
 import { versionResolver } from './version.resolver';
+import { untraced } from '../observability/spans';
 
 let cached: GraphQLSchema | undefined;
 
-/** Built once per process: type-graphql metadata is global anyway. */
+/** Built once per process: type-graphql metadata is global anyway. Outside any trace (untraced says why). */
 export function buildSchema(): GraphQLSchema {
-  cached ??= buildSchemaSync({
+  cached ??= untraced(() => buildSchemaSync({
     resolvers: [...modules.flatMap((m) => m.resolvers), ...modules.flatMap((m) => m.versioned ?? []).map(versionResolver)] as Resolvers,
     authChecker,
     validate: false,
@@ -22,7 +23,7 @@ export function buildSchema(): GraphQLSchema {
         throw new Error('subscriptions use their own event source');
       },
     },
-  });
+  }));
   return cached;
 }
 

@@ -118,9 +118,16 @@ export function requestObserver({ logger, metrics, restRoute, draining }: Reques
       // 499: the client went away before the answer was complete.
       const status = res.writableFinished ? res.statusCode : 499;
       const path = requestPath;
-      if (otel) endRequestSpan(otel, status);
       const rest = path.startsWith('/api/v1/');
-      const route = (res.locals.route as string | undefined) ?? (rest ? restRoute(path) : FIXED.has(path) ? path : undefined) ?? UNMATCHED;
+      const labelled = res.locals.route as string | undefined;
+      const route = labelled ?? (rest ? restRoute(path) : FIXED.has(path) ? path : undefined) ?? UNMATCHED;
+      if (otel) {
+        // Answered before its handler named the route (the gate's 401 and 429, a 405, a body its
+        // parser refused): the span takes the template the metrics and the log line have; only a
+        // path no route serves keeps the bare method as its name.
+        if (!labelled && route !== UNMATCHED) nameRequestSpan(otel, method, route);
+        endRequestSpan(otel, status);
+      }
       const api = rest ? 'rest' : path === '/graphql' ? 'graphql' : 'other';
       const operationType =
         (res.locals.operationType as string | undefined) ??

@@ -13,6 +13,7 @@ import {
 } from 'graphql';
 import type { RouteSpec } from './route';
 import { filterBinding, type FilterBinding } from './filter';
+import { untraced } from '../observability/spans';
 
 export interface CompiledRoute extends RouteSpec {
   parsed: DocumentNode;
@@ -25,7 +26,7 @@ export interface CompiledRoute extends RouteSpec {
 
 /** Parses and validates every facade document once, at boot; a bad one stops the service. */
 export function compileRoutes(schema: GraphQLSchema, specs: RouteSpec[]): CompiledRoute[] {
-  return specs.map((spec) => {
+  return untraced(() => specs.map((spec) => {
     const parsed = parse(spec.document);
     const errors = validate(schema, parsed);
     if (errors.length) {
@@ -48,5 +49,5 @@ export function compileRoutes(schema: GraphQLSchema, specs: RouteSpec[]): Compil
     }
     const filter = spec.list ? filterBinding(variableTypes.get('filter')) : undefined;
     return { ...spec, parsed, variableTypes, sortFields, ...(filter ? { filter } : {}) };
-  });
+  }));
 }

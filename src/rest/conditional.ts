@@ -3,6 +3,7 @@ import { GraphQLObjectType, Kind, getNamedType, parse, print, type DocumentNode,
 import { DateTimeISO } from '../graphql/date-scalar';
 import type { CompiledRoute } from './compile';
 import { single, type QueryIssue } from './params';
+import { untraced } from '../observability/spans';
 
 /**
  * Conditional requests of the facade (docs/api.md, "Safe retries and conditional requests"):
@@ -34,9 +35,12 @@ export const takesIfMatch = (route: CompiledRoute): boolean => route.variableTyp
 /** Lists whose operation takes `$modifiedSince`. */
 export const takesModifiedSince = (route: CompiledRoute): boolean => Boolean(route.list) && route.variableTypes.has('modifiedSince');
 
+/** A fresh copy of a route's document, made at boot: outside any trace (src/observability/spans.ts, untraced). */
+const copyOf = (doc: DocumentNode): DocumentNode => untraced(() => parse(print(doc), { noLocation: true }));
+
 /** The route's document with `_etag: version` added to the `result` selection. */
 export function withEtagSelection(doc: DocumentNode): DocumentNode {
-  const copy = parse(print(doc), { noLocation: true });
+  const copy = copyOf(doc);
   const field = rootField(copy) as unknown as { selectionSet: { selections: unknown[] } };
   field.selectionSet.selections.push({
     kind: Kind.FIELD,
@@ -52,7 +56,7 @@ export function withEtagSelection(doc: DocumentNode): DocumentNode {
  * changed: the full document runs after it.
  */
 export function versionOnly(doc: DocumentNode): DocumentNode {
-  const copy = parse(print(doc), { noLocation: true });
+  const copy = copyOf(doc);
   const field = rootField(copy) as unknown as { selectionSet: { selections: unknown[] } };
   field.selectionSet.selections = [{ kind: Kind.FIELD, alias: { kind: Kind.NAME, value: ETAG_ALIAS }, name: { kind: Kind.NAME, value: 'version' } }];
   return { ...copy, definitions: copy.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION) };

@@ -85,6 +85,36 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect(JSON.stringify(line)).not.toContain(tenant.key);
   });
 
+  it('the service\'s boot makes no trace: building the schema and compiling the facade\'s documents are nobody\'s request', async () => {
+    // A request first, so that a batch has surely been exported since the boot (BSP delay 100 ms).
+    const traceId = randomBytes(16).toString('hex');
+    await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.kind === SERVER));
+    // Every trace starts at a request's server span or a job's span; before, graphql-js's
+    // instrumentation made a root trace for each document parsed and validated at boot.
+    const roots = otlp.spans.filter((s) => !s.parentSpanId);
+    expect(roots.filter((s) => s.kind !== SERVER && !s.name.startsWith('job ')).map((s) => s.name)).toEqual([]);
+    expect(otlp.spans.filter((s) => s.name.startsWith('graphql.') && !s.parentSpanId)).toEqual([]);
+  });
+
+  it('a request the gate refuses (401) is still named by its route template, as its metrics and log line are', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await fetch(`${service.url}/api/v1/groups/some-group`, { headers: { 'x-api-key': 'cm_not-a-key', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    expect(res.status).toBe(401);
+    await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.kind === SERVER));
+    const server = otlp.spans.find((s) => s.traceId === traceId && s.kind === SERVER)!;
+    expect(server.name).toBe('GET /api/v1/groups/:identifier');
+    expect(server.attributes['http.route']).toBe('/api/v1/groups/:identifier');
+    expect(Number(server.attributes['http.response.status_code'])).toBe(401);
+    // A path no route serves keeps the bare method: its name never carries the raw path.
+    const unknown = randomBytes(16).toString('hex');
+    expect((await fetch(`${service.url}/no-such-thing/42`, { headers: { traceparent: `00-${unknown}-${randomBytes(8).toString('hex')}-01` } })).status).toBe(404);
+    await otlp.until((spans) => spans.some((s) => s.traceId === unknown && s.kind === SERVER));
+    const bare = otlp.spans.find((s) => s.traceId === unknown && s.kind === SERVER)!;
+    expect(bare.name).toBe('GET');
+    expect(bare.attributes['http.route']).toBeUndefined();
+  });
+
   it('POST /graphql: the operation and its SQL stay in the request\'s trace after the body is read; the server span has the status code', async () => {
     const traceId = randomBytes(16).toString('hex');
     const res = await fetch(`${service.url}/graphql`, {
