@@ -9,6 +9,9 @@ import { testDatabaseUrl } from '../helpers/database';
 
 // The OpenTelemetry SDK patches http, pg and graphql as they load: tracing is tested on a real
 // service process (src/main.ts), exporting to a real OTLP/HTTP receiver.
+
+/** A caller's W3C traceparent in `traceId`, from a span of its own; flags 01: sampled. */
+const traceparent = (traceId: string, flags = '01') => `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`;
 describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
   let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let service: ServiceProcess;
@@ -88,7 +91,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
   it('the service\'s boot makes no trace: building the schema and compiling the facade\'s documents are nobody\'s request', async () => {
     // A request first, so that a batch has surely been exported since the boot (BSP delay 100 ms).
     const traceId = randomBytes(16).toString('hex');
-    await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: traceparent(traceId) } });
     await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.kind === SERVER));
     // Every trace starts at a request's server span or a job's span; before, graphql-js's
     // instrumentation made a root trace for each document parsed and validated at boot.
@@ -98,7 +101,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
 
   it('a request the gate refuses (401) is still named by its route template, as its metrics and log line are', async () => {
     const traceId = randomBytes(16).toString('hex');
-    const res = await fetch(`${service.url}/api/v1/groups/some-group`, { headers: { 'x-api-key': 'cm_not-a-key', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    const res = await fetch(`${service.url}/api/v1/groups/some-group`, { headers: { 'x-api-key': 'cm_not-a-key', traceparent: traceparent(traceId) } });
     expect(res.status).toBe(401);
     await otlp.until((spans) => spans.some((s) => s.traceId === traceId && s.kind === SERVER));
     const server = otlp.spans.find((s) => s.traceId === traceId && s.kind === SERVER)!;
@@ -107,7 +110,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     expect(Number(server.attributes['http.response.status_code'])).toBe(401);
     // A path no route serves keeps the bare method: its name never carries the raw path.
     const unknown = randomBytes(16).toString('hex');
-    expect((await fetch(`${service.url}/no-such-thing/42`, { headers: { traceparent: `00-${unknown}-${randomBytes(8).toString('hex')}-01` } })).status).toBe(404);
+    expect((await fetch(`${service.url}/no-such-thing/42`, { headers: { traceparent: traceparent(unknown) } })).status).toBe(404);
     await otlp.until((spans) => spans.some((s) => s.traceId === unknown && s.kind === SERVER));
     const bare = otlp.spans.find((s) => s.traceId === unknown && s.kind === SERVER)!;
     expect(bare.name).toBe('GET');
@@ -118,7 +121,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     const traceId = randomBytes(16).toString('hex');
     const res = await fetch(`${service.url}/graphql`, {
       method: 'POST',
-      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: traceparent(traceId) },
       body: JSON.stringify({ query: 'query Traced { groups(limit: 5) { results { id } } }' }),
     });
     expect(res.status).toBe(200);
@@ -139,7 +142,6 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     const unsampled = randomBytes(16).toString('hex');
     const sampled = randomBytes(16).toString('hex');
     const known = new Set(otlp.spans.map((s) => s.traceId));
-    const traceparent = (traceId: string, flags: string) => `00-${traceId}-${randomBytes(8).toString('hex')}-${flags}`;
     const get = (traceId: string, flags: string) =>
       fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': tenant.key, traceparent: traceparent(traceId, flags) } });
     expect((await get(unsampled, '00')).status).toBe(200);
@@ -167,7 +169,7 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
     const traceId = randomBytes(16).toString('hex');
     const res = await fetch(`${service.url}/api/v1/triggers/groups/import`, {
       method: 'POST',
-      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', traceparent: traceparent(traceId) },
       body: JSON.stringify({ groups: [{ externalId: 'traced-1', name: 'Traced' }] }),
     });
     expect(res.status).toBe(202);
@@ -197,9 +199,9 @@ describe('tracing (OpenTelemetry, OTLP/HTTP)', () => {
       const deadline = Date.now() + 20_000;
       while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(receiver.received.length).toBeGreaterThan(0);
-      const traceparent = receiver.received[0].headers.traceparent;
-      expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
-      const [, deliveryTrace, clientSpan] = traceparent.split('-');
+      const sent = receiver.received[0].headers.traceparent;
+      expect(sent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+      const [, deliveryTrace, clientSpan] = sent.split('-');
       await otlp.until((spans) => spans.some((s) => s.traceId === deliveryTrace && s.name === 'job webhooks:deliver'));
       const job = otlp.spans.find((s) => s.traceId === deliveryTrace && s.name === 'job webhooks:deliver')!;
       await otlp.until((spans) => spans.some((s) => s.spanId === clientSpan));
@@ -249,7 +251,7 @@ describe('tracing, sampling drawn before any span (parentbased_traceidratio)', (
     const known = new Set(otlp.spans.map((s) => s.traceId));
     for (let i = 0; i < 5; i++) expect((await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key } })).status).toBe(200);
     const caller = randomBytes(16).toString('hex');
-    const res = await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key, traceparent: `00-${caller}-${randomBytes(8).toString('hex')}-01` } });
+    const res = await fetch(`${service.url}/api/v1/groups`, { headers: { 'x-api-key': key, traceparent: traceparent(caller) } });
     expect(res.status).toBe(200);
     // The followed request's spans arrive after any the five would have made.
     await otlp.until((spans) => spans.filter((s) => s.traceId === caller).length >= 3);
