@@ -17,7 +17,7 @@ import { ADMIN_TOKEN } from './sql';
  * median of per-round ratios to the first set. After `npm run build`:
  *   VARIANTS='{"s16":"--max-old-space-size=192 --max-semi-space-size=16","s8":"--max-old-space-size=192 --max-semi-space-size=8","uncapped":""}' \
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node -r @swc-node/register bench/flags.ts
- * ROUNDS (3) and SECS (5) size the rounds; logs go to .data/bench/flags-<name>.log. A variant
+ * ROUNDS (3) and SECS (5) size the rounds, WARM (1) each process's warm-up in seconds; logs go to .data/bench/flags-<name>.log. A variant
  * whose name starts with `raw` runs bench/raw-server.ts (node:http + pg, the same answers) with
  * its flags instead of the service: what Node itself costs under the same flags and load.
  * OPS (default `groups20`): the bench's load operations to run, each in turn within a round
@@ -32,7 +32,8 @@ import { ADMIN_TOKEN } from './sql';
  * VARIANT_ENTRY (JSON, variant name -> script) runs another build for a variant, e.g. the
  * commit before a change, built and copied beside `dist` (`{"before":"dist-before/src/main.js"}`;
  * docs/performance.md, "Comparing two builds"). SCRAPE=1 fetches every variant's /metrics once a
- * second for the whole run, as the observability section does (prom-client's process metrics
+ * second for the whole run (SCRAPE=a,b: those variants' only; SCRAPE_PATH, JSON variant name -> path, fetches
+ * another path instead, e.g. to give a process with metrics off the same second client), as the observability section does (prom-client's process metrics
  * start with the first scrape).
  */
 const variants: Record<string, string> = JSON.parse(process.env.VARIANTS || '{}');
@@ -66,10 +67,10 @@ async function main() {
     const [op] = ops;
     const names = Object.keys(servers);
     if (!key) fail('VARIANTS: at least one variant must run the service (it makes the API key)');
-    for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: 1 });
-    if (process.env.SCRAPE === '1') {
-      for (const n of names) scrapes.push(setInterval(() => void fetch(`${servers[n].url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
-    }
+    for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: Number(process.env.WARM || 1) });
+    const scraped = process.env.SCRAPE === '1' ? names : (process.env.SCRAPE ?? '').split(',').filter((n) => servers[n]);
+    const scrapePath: Record<string, string> = JSON.parse(process.env.SCRAPE_PATH || '{}');
+    for (const n of scraped) scrapes.push(setInterval(() => void fetch(`${servers[n].url}${scrapePath[n] ?? '/metrics'}`).then((r) => r.text()).catch(() => undefined), 1000));
     const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
     const threadsBefore = Object.fromEntries(names.map((n) => [n, threadCpuMs(servers[n].pid)]));
     const answered: Record<string, number> = {};

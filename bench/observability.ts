@@ -2,19 +2,24 @@ import { median, shoot } from './load';
 import { otlpSink, startServer, type Server } from './proc';
 
 /**
- * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): three
+ * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): four
  * service processes over the same database, measured in the same rounds, interleaved with
  * the order rotated per round. Fresh processes for each fork (`forks` x `rounds` rounds): two
- * processes of the very same configuration differed by 8-15% of CPU per response for the whole
- * of their life (JIT and heap layout), as much as the goals themselves, so one process per
- * arm measured the processes, not the arms. The arms:
+ * processes of the very same configuration can differ for their whole life (JIT and heap
+ * layout), so one process per arm would measure the processes, not the arms. Rounds are short
+ * (1 s) and many: on a shared machine the speed of the machine itself moves by 5-8% from one
+ * second to the next, and a ratio of two rounds measured seconds apart carries that; with
+ * 1 s rounds, twenty interleaved rounds fit where five of 4 s did, and the median of their
+ * ratios is twice as steady (docs/performance.md, "Observability overhead"). The arms:
  * - off: METRICS_ENABLED=false, no OTEL_* (the SDK is not loaded);
+ * - control: a second process configured as off: its ratio to off is the noise floor of the
+ *   run, what the method reports for a difference of nothing;
  * - metrics: Prometheus metrics on (the default), scraped every second as Prometheus would;
  * - tracing: metrics on, and OpenTelemetry exporting OTLP/HTTP (protobuf, the SDK's default) to
  *   a local receiver with OTEL_TRACES_SAMPLER=parentbased_traceidratio at 0.1 (10% of traces).
  */
 export interface ObservabilityArm {
-  id: 'off' | 'metrics' | 'tracing';
+  id: 'off' | 'control' | 'metrics' | 'tracing';
   label: string;
   rps: number[];
   rpsMedian: number;
@@ -67,6 +72,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
   const sink = await otlpSink();
   const arms: { id: ObservabilityArm['id']; label: string; env: Record<string, string> }[] = [
     { id: 'off', label: 'metrics and tracing off', env: { METRICS_ENABLED: 'false' } },
+    { id: 'control', label: 'control: off again, in a process of its own', env: { METRICS_ENABLED: 'false' } },
     { id: 'metrics', label: 'metrics on (scraped every second)', env: { METRICS_ENABLED: 'true' } },
     {
       id: 'tracing',
@@ -99,7 +105,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       }
       // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
       for (const [i, arm] of arms.entries()) {
-        if (arm.id !== 'off') scrapes.push(setInterval(() => void fetch(`${servers[i]!.url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
+        if (arm.env.METRICS_ENABLED === 'true') scrapes.push(setInterval(() => void fetch(`${servers[i]!.url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
       }
       for (let k = 0; k < arms.length; k++) await shoot(servers[(k + fork) % arms.length]!, req, { connections: o.connections, seconds: o.warmSeconds });
       for (let round = 0; round < o.rounds; round++) {
@@ -144,6 +150,7 @@ export function renderObservability(r: ObservabilityReport | undefined): string[
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const goal = (a: ObservabilityArm) => {
     if (a.id === 'off') return '';
+    if (a.id === 'control') return `noise floor: ${pct(1 - a.cpuVsOff)} by CPU per response, ${pct(1 - a.vsOff)} by 2xx/s for the same configuration`;
     const limit = OBSERVABILITY_GOALS[a.id];
     const lost = 1 - a.cpuVsOff;
     return `${pct(lost)} lost by CPU per response, ${pct(1 - a.vsOff)} by 2xx/s (goal <= ${pct(limit)}): ${lost <= limit ? 'met' : 'NOT met'} by CPU`;
@@ -151,8 +158,9 @@ export function renderObservability(r: ObservabilityReport | undefined): string[
   return [
     '## Metrics and tracing overhead',
     '',
-    `\`GET ${r.path}\`, three service processes over the same database, started fresh ${r.forks} times (forks); each fork's processes warmed for ${r.warmSeconds} s, then ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
-      'interleaved with the order rotated per round (`bench/observability.ts`; processes of one configuration differ by up to 15% for their whole life, hence the forks). Ratio: median of the per-round ratios to the arm with both off.',
+    `\`GET ${r.path}\`, four service processes over the same database, started fresh ${r.forks} times (forks); each fork's processes warmed for ${r.warmSeconds} s, then ${r.rounds} rounds x ${r.seconds} s each at ${r.connections} connections, ` +
+      'interleaved with the order rotated per round (`bench/observability.ts`: fresh processes because two of one configuration can differ for their whole life; short rounds because the machine\'s own speed moves from one second to the next). ' +
+      `Ratio: median of the ${r.forks * r.rounds} per-round ratios to the arm with both off. The control arm is configured as off: its distance from 1 is what this method measures for no difference.`,
     '',
     '| Arm | 2xx/s (median) | p50 ms | p99 ms | 2xx/s vs off | CPU ms / 2xx | throughput by CPU vs off | Cost |',
     '|---|---|---|---|---|---|---|---|',

@@ -292,9 +292,11 @@ async function main() {
         node: serviceNode,
         logDir: OUT,
         key,
-        forks: env('BENCH_OBS_FORKS', 5),
-        rounds: env('BENCH_OBS_ROUNDS', 2),
-        seconds: settings.seconds,
+        forks: env('BENCH_OBS_FORKS', 4),
+        // Many short rounds: the machine's own speed moves from one second to the next, so a
+        // ratio of two rounds seconds apart carries that (bench/observability.ts).
+        rounds: env('BENCH_OBS_ROUNDS', 15),
+        seconds: env('BENCH_OBS_SECONDS', 1),
         // Fresh processes: a second of warm-up left them compiling through the rounds (each
         // round faster than the last, tracing's share falling from 39% to 8% in one run); after
         // 8 s, on a machine serving ~1,000 requests a second, the first round was still 10-28%

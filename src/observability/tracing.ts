@@ -4,6 +4,9 @@
  * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), or with
  * `OTEL_SDK_DISABLED=true`, nothing is loaded and the API stays a no-op.
  *
+ * Spans are exported as the SDK exports them (batched, OTLP), but with OTLP over HTTP sent from a
+ * worker thread (src/observability/export-worker.ts).
+ *
  * Instrumented: the HTTP client (node:http; the server span is the service's own,
  * src/observability/http.ts), pg (one span per SQL statement, only
  * inside a trace: the job queue's polling makes none), graphql-js parse and validate (for
@@ -35,10 +38,15 @@ if (endpoint && !disabled) {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { GraphQLInstrumentation } = require('@opentelemetry/instrumentation-graphql') as typeof import('@opentelemetry/instrumentation-graphql');
+  const { WorkerSpanExporter, workerProtocol } = require('./export-worker') as typeof import('./export-worker');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const sampling = requestSampling(env);
+  // OTLP over HTTP (the default) is sent from a worker thread (src/observability/export-worker.ts
+  // says why); the SDK wraps it in its batch processor, configured by the OTEL_BSP_* variables.
+  const protocol = workerProtocol(env);
   const sdk = new NodeSDK({
     ...(sampling.sampler ? { sampler: sampling.sampler } : {}),
+    ...(protocol ? { traceExporter: new WorkerSpanExporter(protocol) } : {}),
     serviceName: env.OTEL_SERVICE_NAME ? undefined : 'community-api',
     // Traces only: metrics are Prometheus (GET /metrics), logs are pino lines on stdout,
     // unless the operator asks the SDK for them with OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER.
