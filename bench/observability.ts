@@ -8,9 +8,9 @@ import { otlpSink, startServer, type Server } from './proc';
  * processes of the very same configuration can differ for their whole life (JIT and heap
  * layout), so one process per arm would measure the processes, not the arms. Rounds are short
  * (1 s) and many: on a shared machine the speed of the machine itself moves by 5-8% from one
- * second to the next, and a ratio of two rounds measured seconds apart carries that; with
- * 1 s rounds, twenty interleaved rounds fit where five of 4 s did, and the median of their
- * ratios is twice as steady (docs/performance.md, "Observability overhead"). The arms:
+ * second to the next, and a ratio of two rounds measured seconds apart carries that; four
+ * interleaved rounds of 1 s fit where one of 4 s did, and the median of their ratios is about
+ * twice as steady (docs/performance.md, "Observability overhead"). The arms:
  * - off: METRICS_ENABLED=false, no OTEL_* (the SDK is not loaded);
  * - control: a second process configured as off: its ratio to off is the noise floor of the
  *   run, what the method reports for a difference of nothing;
