@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,16 +6,17 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type Readabl
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerSpanExporter, workerProtocol } from '../../src/observability/export-worker';
 import { startOtlpReceiver } from '../helpers/otlp';
+import { freePort } from '../helpers/process';
 
 // The OTLP exporter whose HTTP client runs in a worker thread (src/observability/export-worker.ts),
 // against real receivers: the test's own OTLP/HTTP JSON receiver, and a plain HTTP server that
-// keeps what a protobuf export sends.
+// keeps what a protobuf export sends as bytes (test/helpers/receiver.ts reads bodies as UTF-8).
 
 /** Finished spans of a real SDK tracer, as the batch processor hands them to an exporter. */
 function finishedSpans(...names: string[]): ReadableSpan[] {
   const memory = new InMemorySpanExporter();
   const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: memory })] }).getTracer('export-worker-test');
-  for (const name of names) tracer.startSpan(name, { attributes: { 'test.run': randomBytes(4).toString('hex') } }).end();
+  for (const name of names) tracer.startSpan(name).end();
   return memory.getFinishedSpans();
 }
 
@@ -100,12 +100,8 @@ describe('WorkerSpanExporter', () => {
     expect(result.code).toBe(ExportResultCode.FAILED);
     expect(String(result.error?.message)).toMatch(/415|Unsupported/i);
 
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
     process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '2000';
-    const unreachable = make('http/json', `http://127.0.0.1:${port}`);
+    const unreachable = make('http/json', `http://127.0.0.1:${await freePort()}`);
     expect((await exported(unreachable, finishedSpans('unreachable'))).code).toBe(ExportResultCode.FAILED);
   });
 
