@@ -157,7 +157,12 @@ describe('statements keep an index condition on every community table without th
     const leading = new Map(indexes.rows.map((r) => [r.name, r.first]));
     expect(leading.get('group_memberships_community_group_order_idx')).toBe('community_id');
     const statements = new Map<string, Captured>();
-    for (const c of captured) if (/^\s*(select|update|delete|insert|with)\b/i.test(c.sql) && !statements.has(c.sql)) statements.set(c.sql, c);
+    // Left out: the scheduled announcement of expired keys (src/modules/communities/key-events.ts).
+    // It reads across communities by design, bounded by its partial index over due keys
+    // (api_keys_expiry_due_idx), and it was captured only when the minute turned during the mix:
+    // the test failed at random on it.
+    const crossCommunity = /update api_keys set expiry_announced_at = now\(\)/;
+    for (const c of captured) if (/^\s*(select|update|delete|insert|with)\b/i.test(c.sql) && !crossCommunity.test(c.sql) && !statements.has(c.sql)) statements.set(c.sql, c);
     // The mix ran the paths this guards (a reorder's read, a bulk's clash check, a delivery count).
     // (MikroORM's em.execute sends its values inlined, the prepared statements as $n.)
     const texts = [...statements.keys()].map((s) => s.replace(/\s+/g, ' ').trim());
