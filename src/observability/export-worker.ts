@@ -45,6 +45,13 @@ interface Outcome {
   error?: string;
 }
 
+/** A line the worker's transport logged, for the main thread's diag logger. */
+interface Log {
+  log: 'error' | 'warn' | 'info' | 'debug' | 'verbose';
+  args: string[];
+}
+const LEVELS = new Set<string>(['error', 'warn', 'info', 'debug', 'verbose']);
+
 /**
  * The worker: the SDK's OTLP/HTTP export delegate (retrying transport, bounded concurrency,
  * partial-success logging) over batches already encoded. Plain CommonJS evaluated in the
@@ -56,6 +63,17 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = require(workerData.exporterBase);
 const transformer = require(workerData.transformer);
 const decoder = transformer[workerData.serializer];
+// What the transport logs (a receiver's partial success, a retry, a failure) goes to the main
+// thread's diag logger, at the level OTEL_LOG_LEVEL sets there, as the SDK's exporter's would.
+const level = process.env.OTEL_LOG_LEVEL;
+if (level) {
+  const { diag } = require(workerData.api);
+  const { diagLogLevelFromString } = require(workerData.core);
+  const { inspect } = require('node:util');
+  const forward = (log) => (...args) => parentPort.postMessage({ log, args: args.map((a) => (typeof a === 'string' ? a : inspect(a))) });
+  const logger = { error: forward('error'), warn: forward('warn'), info: forward('info'), debug: forward('debug'), verbose: forward('verbose') };
+  diag.setLogger(logger, { logLevel: diagLogLevelFromString(level) });
+}
 const delegate = createOtlpHttpExportDelegate(
   convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': workerData.contentType }),
   { serializeRequest: (batch) => batch.bytes, deserializeResponse: (data) => decoder.deserializeResponse(data) },
@@ -90,14 +108,17 @@ export class WorkerSpanExporter implements SpanExporter {
       workerData: {
         exporterBase: require.resolve('@opentelemetry/otlp-exporter-base/node-http'),
         transformer: require.resolve('@opentelemetry/otlp-transformer'),
+        api: require.resolve('@opentelemetry/api'),
+        core: require.resolve('@opentelemetry/core'),
         serializer: json ? 'JsonTraceSerializer' : 'ProtobufTraceSerializer',
         contentType: json ? 'application/json' : 'application/x-protobuf',
       },
     });
     // An idle exporter does not keep the process alive (shutdown holds it while it flushes).
     this.worker.unref();
-    this.worker.on('message', (message: Outcome | 'shutdown') => {
+    this.worker.on('message', (message: Outcome | Log | 'shutdown') => {
       if (message === 'shutdown') return;
+      if ('log' in message) return LEVELS.has(message.log) ? diag[message.log](...(message.args as [string, ...string[]])) : undefined;
       this.answer(message.id, message.ok ? { code: ExportResultCode.SUCCESS } : { code: ExportResultCode.FAILED, error: new Error(message.error ?? 'OTLP export failed') });
     });
     this.worker.on('error', (err) => diag.error('OTLP export worker failed', err));

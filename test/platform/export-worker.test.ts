@@ -1,6 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ const exported = (exporter: WorkerSpanExporter, spans: ReadableSpan[]) =>
   new Promise<ExportResult>((resolve) => exporter.export(spans, resolve));
 
 describe('WorkerSpanExporter', () => {
-  const VARIABLES = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TIMEOUT'];
+  const VARIABLES = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_LOG_LEVEL'];
   const saved = VARIABLES.map((name) => process.env[name]);
   const exporters: WorkerSpanExporter[] = [];
   const make = (protocol: 'http/json' | 'http/protobuf', endpoint: string) => {
@@ -114,6 +115,34 @@ describe('WorkerSpanExporter', () => {
     expect(await result).toEqual({ code: ExportResultCode.SUCCESS });
     expect(otlp.spans.some((s) => s.traceId === traceId)).toBe(true);
     expect((await exported(exporter, finishedSpans('after shutdown'))).code).toBe(ExportResultCode.FAILED);
+  });
+
+  it("logs what the receiver answers as a partial success through the main thread's diag logger, at OTEL_LOG_LEVEL", async () => {
+    // A receiver that keeps one span of two and says so, as a collector over its limits would.
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ partialSuccess: { rejectedSpans: 1, errorMessage: 'span too old' } })));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const lines: string[] = [];
+    const keep = (...args: unknown[]) => lines.push(args.map(String).join(' '));
+    diag.setLogger({ error: keep, warn: keep, info: keep, debug: keep, verbose: keep }, DiagLogLevel.WARN);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // Without OTEL_LOG_LEVEL the worker logs nothing, as the SDK's exporter would not.
+      expect((await exported(make('http/json', url), finishedSpans('quiet'))).code).toBe(ExportResultCode.SUCCESS);
+      process.env.OTEL_LOG_LEVEL = 'warn';
+      expect((await exported(make('http/json', url), finishedSpans('kept', 'rejected'))).code).toBe(ExportResultCode.SUCCESS);
+      // The line crosses from the worker before or after the outcome: wait for it, briefly.
+      for (let i = 0; i < 50 && !lines.length; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/partial success/i);
+      expect(lines[0]).toContain('span too old');
+    } finally {
+      diag.disable();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('serves OTLP over HTTP only; other exporters and protocols stay the SDK\'s', () => {
