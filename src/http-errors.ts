@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { NextFunction, Request, Response } from 'express';
 import type { ErrorCode } from './errors/app-error';
 import { KINDS } from './errors/classify';
-import { problem, problemOf, sendProblem, type Problem } from './errors/problem';
+import { problem, problemJson, problemOf, sendProblem, writeProblem, type Problem } from './errors/problem';
 import { requestIdOf, UNMATCHED, type EarlyAnswer } from './observability/http';
 import { normalizeTarget } from './http/request-target';
 
@@ -60,10 +60,7 @@ export function answerClientErrors(server: Server): void {
     // Before the server's request listeners: an absolute-form target is made its path here too.
     normalizeTarget(req);
     const path = (req.url ?? '').split('?')[0];
-    const body = JSON.stringify({ ...problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), instance: path, requestId });
-    res
-      .writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' })
-      .end(body);
+    writeProblem(res, problemOf('EXPECTATION_FAILED', detail, [{ pointer: '#/header/Expect', detail }]), path, requestId, { Connection: 'close' });
     reportEarlyAnswer(server, { method: req.method ?? 'OTHER', route: UNMATCHED, api: 'other', status: 417, requestId, path, refused: 'expect' });
   });
 }
@@ -74,12 +71,12 @@ export function answerClientErrors(server: Server): void {
  * `X-Request-Id`, as every problem of the service has them (the OpenAPI document requires both).
  */
 export function endWithProblem(socket: Duplex, p: Problem, instance: string, requestId: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ ...p, instance, requestId });
+  const body = problemJson(p, instance, requestId);
   const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
   socket.once('finish', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${p.status} ${STATUS_CODES[p.status]}\r\n` +
-      'Content-Type: application/problem+json\r\n' +
+      'Content-Type: application/problem+json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       extra.join('') +

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 import type { ErrorCode } from './app-error';
 import { classify, KINDS, RETRY_AFTER_SECONDS, type Classified, type Kind } from './classify';
@@ -35,6 +36,17 @@ export const problemOf = (code: ErrorCode, detail: string, errors?: Problem['err
 export function problemBody(res: Response, p: Problem): Problem {
   const requestId = res.locals.requestId as string | undefined;
   return { ...p, instance: res.req.originalUrl.split('?')[0], ...(requestId ? { requestId } : {}) };
+}
+
+/** A problem's body outside Express (a raw socket, Node's own answers, boot): with its path and request id, as every problem has them. */
+export const problemJson = (p: Problem, instance: string, requestId: string): string => JSON.stringify({ ...p, instance, requestId });
+
+/** Answers a problem on a response Express never saw (Node's `Expect` check, the boot responder), with `X-Request-Id`. */
+export function writeProblem(res: ServerResponse, p: Problem, instance: string, requestId: string, headers: Record<string, string> = {}): void {
+  const body = problemJson(p, instance, requestId);
+  res
+    .writeHead(p.status, { 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, ...headers })
+    .end(body);
 }
 
 /** RFC 9457 problem details; a 503 carries Retry-After. */

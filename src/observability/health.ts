@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type express from 'express';
 import type { Pool } from 'pg';
-import { problem, sendProblem } from '../errors/problem';
+import { problem, sendProblem, writeProblem } from '../errors/problem';
 import { requestIdOf } from './http';
 
 /** How long readiness waits for `select 1` before it calls the database unreachable. */
@@ -64,6 +64,5 @@ export function bootResponder(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ status: 'ok' }));
     return;
   }
-  const body = { ...problem(503, 'The service is starting (database migrations); try again shortly'), instance: path, requestId };
-  res.writeHead(503, { 'content-type': 'application/problem+json; charset=utf-8', 'retry-after': '5' }).end(JSON.stringify(body));
+  writeProblem(res, problem(503, 'The service is starting (database migrations); try again shortly'), path, requestId, { 'Retry-After': '5' });
 }
