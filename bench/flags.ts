@@ -6,7 +6,7 @@ import { shoot, median } from './load';
 import { armRequest } from './measure';
 import { loadOps } from './ops';
 import { node24 } from './peers';
-import { compileRawServer, otlpSink, runMain, startServer, threadCpuMs, type Server } from './proc';
+import { compileRawServer, otlpSink, runMain, scrapeEverySecond, startServer, threadCpuMs, type Server } from './proc';
 import { seed } from './seed';
 import { ADMIN_TOKEN } from './sql';
 
@@ -70,7 +70,7 @@ async function main() {
     for (const n of names) await shoot(servers[n], armRequest('rest', op, key), { connections: 64, seconds: Number(process.env.WARM || 1) });
     const scraped = process.env.SCRAPE === '1' ? names : (process.env.SCRAPE ?? '').split(',').filter((n) => servers[n]);
     const scrapePath: Record<string, string> = JSON.parse(process.env.SCRAPE_PATH || '{}');
-    for (const n of scraped) scrapes.push(setInterval(() => void fetch(`${servers[n].url}${scrapePath[n] ?? '/metrics'}`).then((r) => r.text()).catch(() => undefined), 1000));
+    for (const n of scraped) scrapes.push(scrapeEverySecond(`${servers[n].url}${scrapePath[n] ?? '/metrics'}`));
     const cpu: Record<string, number[]> = {}, rps: Record<string, number[]> = {};
     const threadsBefore = Object.fromEntries(names.map((n) => [n, threadCpuMs(servers[n].pid)]));
     const answered: Record<string, number> = {};

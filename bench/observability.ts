@@ -1,5 +1,5 @@
 import { median, shoot } from './load';
-import { otlpSink, startServer, type Server } from './proc';
+import { otlpSink, scrapeEverySecond, startServer, type Server } from './proc';
 
 /**
  * What metrics and tracing cost on the groups page (GET /api/v1/groups?limit=20): four
@@ -105,7 +105,7 @@ export async function timeObservability(o: ObservabilityOptions): Promise<Observ
       }
       // Prometheus scrapes (15 s is its default; every second here, an upper bound on the scrape's share).
       for (const [i, arm] of arms.entries()) {
-        if (arm.env.METRICS_ENABLED === 'true') scrapes.push(setInterval(() => void fetch(`${servers[i]!.url}/metrics`).then((r) => r.text()).catch(() => undefined), 1000));
+        if (arm.env.METRICS_ENABLED === 'true') scrapes.push(scrapeEverySecond(`${servers[i]!.url}/metrics`));
       }
       for (let k = 0; k < arms.length; k++) await shoot(servers[(k + fork) % arms.length]!, req, { connections: o.connections, seconds: o.warmSeconds });
       for (let round = 0; round < o.rounds; round++) {

@@ -26,6 +26,10 @@ export async function otlpSink(): Promise<OtlpSink> {
   return { url: `http://127.0.0.1:${port}`, exported, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/** Fetches `url` once a second, as Prometheus scrapes (its default is every 15 s): stop it with clearInterval. */
+export const scrapeEverySecond = (url: string): NodeJS.Timeout =>
+  setInterval(() => void fetch(url).then((r) => r.text()).catch(() => undefined), 1000);
+
 /** A server process under test; CPU and memory are read from /proc, so they are the server's alone. */
 export interface Server {
   name: string;

@@ -45,12 +45,14 @@ interface Outcome {
   error?: string;
 }
 
+/** The diag logger's methods, forwarded from the worker by name. */
+const LEVELS = ['error', 'warn', 'info', 'debug', 'verbose'] as const;
+
 /** A line the worker's transport logged, for the main thread's diag logger. */
 interface Log {
-  log: 'error' | 'warn' | 'info' | 'debug' | 'verbose';
+  log: (typeof LEVELS)[number];
   args: string[];
 }
-const LEVELS = new Set<string>(['error', 'warn', 'info', 'debug', 'verbose']);
 
 /**
  * The worker: the SDK's OTLP/HTTP export delegate (retrying transport, bounded concurrency,
@@ -71,7 +73,7 @@ if (level) {
   const { diagLogLevelFromString } = require(workerData.core);
   const { inspect } = require('node:util');
   const forward = (log) => (...args) => parentPort.postMessage({ log, args: args.map((a) => (typeof a === 'string' ? a : inspect(a))) });
-  const logger = { error: forward('error'), warn: forward('warn'), info: forward('info'), debug: forward('debug'), verbose: forward('verbose') };
+  const logger = Object.fromEntries(workerData.levels.map((log) => [log, forward(log)]));
   diag.setLogger(logger, { logLevel: diagLogLevelFromString(level) });
 }
 const delegate = createOtlpHttpExportDelegate(
@@ -110,6 +112,7 @@ export class WorkerSpanExporter implements SpanExporter {
         transformer: require.resolve('@opentelemetry/otlp-transformer'),
         api: require.resolve('@opentelemetry/api'),
         core: require.resolve('@opentelemetry/core'),
+        levels: LEVELS,
         serializer: json ? 'JsonTraceSerializer' : 'ProtobufTraceSerializer',
         contentType: json ? 'application/json' : 'application/x-protobuf',
       },
@@ -118,7 +121,7 @@ export class WorkerSpanExporter implements SpanExporter {
     this.worker.unref();
     this.worker.on('message', (message: Outcome | Log | 'shutdown') => {
       if (message === 'shutdown') return;
-      if ('log' in message) return LEVELS.has(message.log) ? diag[message.log](...(message.args as [string, ...string[]])) : undefined;
+      if ('log' in message) return LEVELS.includes(message.log) ? diag[message.log](...(message.args as [string, ...string[]])) : undefined;
       this.answer(message.id, message.ok ? { code: ExportResultCode.SUCCESS } : { code: ExportResultCode.FAILED, error: new Error(message.error ?? 'OTLP export failed') });
     });
     this.worker.on('error', (err) => diag.error('OTLP export worker failed', err));
